@@ -1,0 +1,117 @@
+package source
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const mosc = `apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineOSConfig
+metadata:
+  name: infra
+spec:
+  machineConfigPool: {name: infra}
+  imageBuilder: {imageBuilderType: Job}
+  renderedImagePushSecret: {name: push}
+  renderedImagePushSpec: quay.io/example/os:latest
+`
+
+const secretList = `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Secret
+  metadata:
+    name: push
+    namespace: openshift-machine-config-operator
+    annotations:
+      kubectl.kubernetes.io/last-applied-configuration: '{"data":{".dockerconfigjson":"c2VjcmV0"}}'
+  data:
+    .dockerconfigjson: c2VjcmV0
+- apiVersion: v1
+  kind: Secret
+  metadata: {name: pull, namespace: openshift-machine-config-operator}
+`
+
+func TestLoadShapes(t *testing.T) {
+	fsys := fstest.MapFS{
+		"single.yaml":        {Data: []byte(mosc)},
+		"dir/list.yml":       {Data: []byte(secretList)},
+		"dir/multi.yaml":     {Data: []byte("---\n" + `apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {node-role.kubernetes.io/worker: ""}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: skipped, namespace: x}
+---
+`)},
+		"dir/deeper/pool.json": {Data: []byte(`{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineConfigPool","metadata":{"name":"infra"}}`)},
+		"dir/README.md":        {Data: []byte("not read")},
+	}
+	objs, err := Load(fsys, ".", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range objs {
+		names = append(names, key(o))
+		if m, ok := o.(*metav1.PartialObjectMetadata); ok && m.Kind == "Secret" && m.Name == "push" {
+			// Data never survives loading; annotations are dropped later by the
+			// informer transform, like live.
+			if m.Annotations == nil {
+				t.Error("annotations should reach the transform")
+			}
+		}
+	}
+	// Files are read in lexical order: dir/deeper/pool.json, dir/list.yml, dir/multi.yaml, single.yaml.
+	want := "MachineConfigPool.machineconfiguration.openshift.io//infra Secret/openshift-machine-config-operator/push Secret/openshift-machine-config-operator/pull Node//n1 MachineOSConfig.machineconfiguration.openshift.io//infra"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("loaded\n %s\nwant\n %s", got, want)
+	}
+	if _, ok := objs[4].(*mcfgv1.MachineOSConfig); !ok {
+		t.Errorf("MachineOSConfig decoded as %T", objs[4])
+	}
+}
+
+func TestLoadDuplicateLastWins(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a.yaml": {Data: []byte(mosc)},
+		"b.yaml": {Data: []byte(strings.Replace(mosc, "os:latest", "os:newer", 1))},
+	}
+	objs, err := Load(fsys, ".", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || objs[0].(*mcfgv1.MachineOSConfig).Spec.RenderedImagePushSpec != "quay.io/example/os:newer" {
+		t.Errorf("got %v", objs)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, data, want string
+	}{
+		{"malformed yaml", "bad.yaml", mosc + "---\nkind: [unclosed\n", "bad.yaml: document 2: not valid YAML or JSON"},
+		{"truncated json", "cut.json", `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n`, "cut.json: document 1: not valid YAML or JSON"},
+		{"wrong apiVersion", "old.yaml", strings.Replace(mosc, "/v1\n", "/v1alpha1\n", 1), `old.yaml: document 1: MachineOSConfig "infra" has apiVersion machineconfiguration.openshift.io/v1alpha1, but only machineconfiguration.openshift.io/v1 is supported`},
+		{"no kind", "x.yaml", "metadata: {name: a}\n", "x.yaml: document 1: no apiVersion or kind"},
+		{"no name", "x.yaml", "apiVersion: v1\nkind: Node\nmetadata: {}\n", "x.yaml: document 1: Node has no metadata.name"},
+		{"no namespace", "x.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n", `x.yaml: document 1: Secret "s" has no metadata.namespace`},
+		{"schema mismatch", "x.yaml", "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineOSBuild\nmetadata: {name: b}\nspec: {machineConfig: 3}\n", `x.yaml: document 1: MachineOSBuild "b" does not match the machineconfiguration.openshift.io/v1 schema`},
+		{"bad list item", "l.yaml", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {}\n", "l.yaml: document 1: item 0: Node has no metadata.name"},
+		{"nothing to read", "notes.txt", "hello", `no .yaml, .yml or .json files`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(fstest.MapFS{tc.file: {Data: []byte(tc.data)}}, ".", slog.New(slog.DiscardHandler))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}

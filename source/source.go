@@ -1,0 +1,227 @@
+// Package source keeps one read-only, continuously updated view of the OCL
+// objects: live through client-go informers, or offline from a snapshot
+// loaded into fake clientsets, so that everything downstream runs the same
+// code either way. It makes no API call when the view is read.
+package source
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/ocl-exporter/ocl_exporter/analysis"
+)
+
+// Source runs one informer per watched resource.
+type Source struct {
+	namespace string
+	logger    *slog.Logger
+	clients   *Clients
+	watched   []*watched
+	metrics   *metrics
+}
+
+type watched struct {
+	Resource
+	informer cache.SharedIndexInformer
+	status   status
+}
+
+// New prepares informers for every resource in Resources(). Nothing is
+// listed until Run. Its list and watch counters go to reg.
+func New(clients *Clients, namespace string, logger *slog.Logger, reg prometheus.Registerer) *Source {
+	s := &Source{namespace: namespace, logger: logger, clients: clients, metrics: newMetrics(reg)}
+	for _, r := range Resources() {
+		w := &watched{Resource: r}
+		w.informer = cache.NewSharedIndexInformerWithOptions(s.listWatch(w), r.newObject(), cache.SharedIndexInformerOptions{
+			ObjectDescription: r.Name,
+		})
+		if err := w.informer.SetTransform(transformFor(r)); err != nil {
+			panic(err) // only fails once the informer runs
+		}
+		s.watched = append(s.watched, w)
+	}
+	return s
+}
+
+// Run starts the informers and returns at once. They retry with backoff by
+// themselves until ctx ends, so a resource that is missing or forbidden now
+// is picked up when it appears.
+func (s *Source) Run(ctx context.Context) {
+	for _, w := range s.watched {
+		go w.informer.RunWithContext(ctx)
+	}
+}
+
+// listWatch lists and watches one resource, counting results and keeping
+// its availability, so the rest of the exporter can tell "no objects" from
+// "cannot see the objects".
+func (s *Source) listWatch(w *watched) cache.ListerWatcher {
+	ns := ""
+	if w.Namespaced {
+		ns = s.namespace
+	}
+	narrow := func(o metav1.ListOptions) metav1.ListOptions {
+		o.LabelSelector, o.FieldSelector = w.LabelSelector, w.FieldSelector
+		return o
+	}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			obj, err := w.list(ctx, s.clients, ns, narrow(o))
+			s.metrics.count(s.metrics.lists, w.Name, err)
+			s.observe(w, err)
+			return obj, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			wi, err := w.watch(ctx, s.clients, ns, narrow(o))
+			s.metrics.count(s.metrics.watches, w.Name, err)
+			if err != nil {
+				s.observe(w, err)
+			}
+			return wi, err
+		},
+	}
+}
+
+// observe records the outcome of a list or watch and logs state changes
+// once, not on every retry.
+func (s *Source) observe(w *watched, err error) {
+	changed, st := w.status.set(err, w.Name, s.namespace, w.Namespaced)
+	if !changed {
+		return
+	}
+	if st.Available {
+		s.logger.Info("resource available", "resource", w.Name)
+		return
+	}
+	s.logger.Warn("resource unavailable; retrying in the background", "resource", w.Name, "reason", st.Reason, "err", err)
+}
+
+// Status reports each watched resource.
+func (s *Source) Status() []ResourceStatus {
+	out := make([]ResourceStatus, 0, len(s.watched))
+	for _, w := range s.watched {
+		st := w.status.get()
+		st.Resource = w.Name
+		st.Synced = w.informer.HasSynced()
+		out = append(out, st)
+	}
+	return out
+}
+
+// Ready is true once every resource has synced or has been reported
+// unavailable (not served, or forbidden). It does not go back to false when
+// the API server goes away later: the exporter keeps serving what it knows,
+// and ocl_exporter_resource_available says what is stale.
+func (s *Source) Ready() bool {
+	for _, st := range s.Status() {
+		if !st.Synced && !st.Settled() {
+			return false
+		}
+	}
+	return true
+}
+
+// WaitReady blocks until Ready or ctx ends, and reports which.
+func (s *Source) WaitReady(ctx context.Context) bool {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for !s.Ready() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
+}
+
+// Cluster returns the current view. It only reads the informer caches.
+func (s *Source) Cluster(now time.Time) *analysis.Cluster {
+	c := &analysis.Cluster{Namespace: s.namespace, Now: now}
+	for _, w := range s.watched {
+		items := w.informer.GetStore().List()
+		switch w.newObject().(type) {
+		case *mcfgv1.MachineOSConfig:
+			c.MachineOSConfigs = as[*mcfgv1.MachineOSConfig](items)
+		case *mcfgv1.MachineOSBuild:
+			c.MachineOSBuilds = as[*mcfgv1.MachineOSBuild](items)
+		case *mcfgv1.MachineConfigPool:
+			c.MachineConfigPools = as[*mcfgv1.MachineConfigPool](items)
+		case *mcfgv1.MachineConfigNode:
+			c.MachineConfigNodes = as[*mcfgv1.MachineConfigNode](items)
+		case *configv1.ClusterOperator:
+			c.ClusterOperators = as[*configv1.ClusterOperator](items)
+		case *batchv1.Job:
+			c.Jobs = as[*batchv1.Job](items)
+		case *corev1.Pod:
+			c.Pods = as[*corev1.Pod](items)
+		case *appsv1.Deployment:
+			c.Deployments = as[*appsv1.Deployment](items)
+		case *corev1.Event:
+			c.Events = as[*corev1.Event](items)
+		case *metav1.PartialObjectMetadata:
+			s.setMetadata(c, w.GVR.Resource, as[*metav1.PartialObjectMetadata](items))
+		}
+	}
+	return c
+}
+
+func (s *Source) setMetadata(c *analysis.Cluster, resource string, items []*metav1.PartialObjectMetadata) {
+	switch resource {
+	case "nodes":
+		c.Nodes = items
+	case "machineconfigs":
+		c.MachineConfigs = items
+	case "secrets":
+		c.Secrets = items
+	case "configmaps":
+		c.ConfigMaps = items
+	}
+}
+
+func as[T any](items []any) []T {
+	out := make([]T, 0, len(items))
+	for _, it := range items {
+		if t, ok := it.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// status is the last known outcome of listing one resource.
+type status struct {
+	mu sync.Mutex
+	st ResourceStatus
+}
+
+func (s *status) get() ResourceStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
+
+func (s *status) set(err error, name, namespace string, namespaced bool) (changed bool, st ResourceStatus) {
+	next := ResourceStatus{Available: err == nil, Seen: true}
+	if err != nil {
+		next.Problem, next.Reason = explain(err, name, namespace, namespaced)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed = !s.st.Seen || s.st.Available != next.Available || s.st.Problem != next.Problem
+	s.st = next
+	return changed, next
+}

@@ -1,0 +1,163 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	mcfgfake "github.com/openshift/client-go/machineconfiguration/clientset/versioned/fake"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+const node = `apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+  labels: {node-role.kubernetes.io/worker: ""}
+  annotations:
+    machineconfiguration.openshift.io/state: Done
+    k8s.ovn.org/node-subnets: '{"default":["10.128.2.0/23"]}'
+  managedFields:
+  - manager: kubelet
+    operation: Update
+`
+
+func clientsFor(t *testing.T, files fstest.MapFS) *Clients {
+	t.Helper()
+	objs, err := Load(files, ".", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := FakeClients(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func start(t *testing.T, c *Clients, reg prometheus.Registerer) *Source {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s := New(c, DefaultNamespace, slog.New(slog.DiscardHandler), reg)
+	s.Run(ctx)
+	return s
+}
+
+func waitReady(t *testing.T, s *Source) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if !s.WaitReady(ctx) {
+		t.Fatalf("not ready: %+v", s.Status())
+	}
+}
+
+func TestOfflineSourceSyncsAndTrims(t *testing.T) {
+	s := start(t, clientsFor(t, fstest.MapFS{
+		"mosc.yaml": {Data: []byte(mosc)}, "secrets.yaml": {Data: []byte(secretList)}, "node.yaml": {Data: []byte(node)},
+	}), nil)
+	waitReady(t, s)
+	c := s.Cluster(time.Now())
+	if len(c.MachineOSConfigs) != 1 || c.MachineOSConfigs[0].Name != "infra" {
+		t.Errorf("MachineOSConfigs = %v", c.MachineOSConfigs)
+	}
+	if len(c.Secrets) != 2 {
+		t.Fatalf("Secrets = %v", c.Secrets)
+	}
+	for _, sec := range c.Secrets {
+		if sec.Annotations != nil {
+			t.Errorf("secret %s kept annotations %v: they may hold the secret's data", sec.Name, sec.Annotations)
+		}
+	}
+	if len(c.Nodes) != 1 {
+		t.Fatalf("Nodes = %v", c.Nodes)
+	}
+	n := c.Nodes[0]
+	if len(n.ManagedFields) != 0 {
+		t.Error("managedFields kept")
+	}
+	if _, ok := n.Annotations["k8s.ovn.org/node-subnets"]; ok || n.Annotations["machineconfiguration.openshift.io/state"] != "Done" {
+		t.Errorf("node annotations = %v, want only the MCO's", n.Annotations)
+	}
+	for _, st := range s.Status() {
+		if !st.Available || !st.Synced {
+			t.Errorf("%s: %+v", st.Resource, st)
+		}
+	}
+}
+
+func fail(err error) clienttesting.ReactionFunc {
+	return func(clienttesting.Action) (bool, runtime.Object, error) { return true, nil, err }
+}
+
+func TestMissingAndForbiddenResourcesAreReportedNotFatal(t *testing.T) {
+	c := clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}})
+	c.MachineConfig.(*mcfgfake.Clientset).PrependReactor("list", "machineosbuilds",
+		fail(apierrors.NewNotFound(schema.GroupResource{Group: "machineconfiguration.openshift.io", Resource: "machineosbuilds"}, "")))
+	c.Kube.(*kubefake.Clientset).PrependReactor("list", "pods",
+		fail(apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("RBAC: access denied"))))
+	reg := prometheus.NewPedanticRegistry()
+	s := start(t, c, reg)
+	waitReady(t, s)
+
+	got := map[string]ResourceStatus{}
+	for _, st := range s.Status() {
+		got[st.Resource] = st
+	}
+	if st := got["machineosbuilds.machineconfiguration.openshift.io"]; st.Available || st.Problem != ProblemNotServed {
+		t.Errorf("machineosbuilds: %+v", st)
+	}
+	if st := got["pods"]; st.Available || st.Problem != ProblemForbidden ||
+		st.Reason != "forbidden: the exporter may not list and watch pods in namespace openshift-machine-config-operator; grant the verbs list and watch on it (see deploy/ for the ClusterRole)" {
+		t.Errorf("pods: %+v", st)
+	}
+	if st := got["machineosconfigs.machineconfiguration.openshift.io"]; !st.Available || !st.Synced {
+		t.Errorf("machineosconfigs: %+v", st)
+	}
+	if n := testutil.ToFloat64(s.metrics.lists.WithLabelValues("pods", "error")); n < 1 {
+		t.Errorf("pods list errors = %v", n)
+	}
+	if len(s.Cluster(time.Now()).MachineOSConfigs) != 1 {
+		t.Error("the readable resources must still be served")
+	}
+}
+
+func TestUnreachableIsNotReadyUntilItRecovers(t *testing.T) {
+	c := clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}})
+	var down atomic.Bool
+	down.Store(true)
+	c.MachineConfig.(*mcfgfake.Clientset).PrependReactor("list", "machineosconfigs", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if down.Load() {
+			return true, nil, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+		}
+		return false, nil, nil
+	})
+	s := start(t, c, nil)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		st := s.Status()[0]
+		if st.Seen {
+			if st.Problem != ProblemUnreachable || s.Ready() {
+				t.Fatalf("status %+v ready=%v", st, s.Ready())
+			}
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	down.Store(false)
+	waitReady(t, s)
+	if st := s.Status()[0]; !st.Available {
+		t.Errorf("after recovery: %+v", st)
+	}
+}

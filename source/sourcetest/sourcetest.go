@@ -1,0 +1,47 @@
+// Package sourcetest runs the offline source on a snapshot directory for
+// tests, so fixtures go through the same loader, informers and transforms
+// as a real run.
+package sourcetest
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ocl-exporter/ocl_exporter/analysis"
+	"github.com/ocl-exporter/ocl_exporter/source"
+)
+
+// Now is the fixed evaluation time of test views.
+var Now = time.Date(2025, 10, 17, 13, 0, 0, 0, time.UTC)
+
+// Source loads dir, starts the informers and waits until they have synced.
+func Source(t testing.TB, dir string) *source.Source {
+	t.Helper()
+	objs, err := source.Load(os.DirFS(dir), ".", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := source.FakeClients(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	s := source.New(clients, source.DefaultNamespace, slog.New(slog.DiscardHandler), nil)
+	s.Run(ctx)
+	wait, done := context.WithTimeout(ctx, 30*time.Second)
+	defer done()
+	if !s.WaitReady(wait) {
+		t.Fatalf("snapshot %s did not sync: %+v", dir, s.Status())
+	}
+	return s
+}
+
+// Cluster is the view of dir at Now.
+func Cluster(t testing.TB, dir string) *analysis.Cluster {
+	t.Helper()
+	return Source(t, dir).Cluster(Now)
+}
