@@ -1,0 +1,328 @@
+package classify
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// signal is a structured (origin, reason) pair.
+type signal struct {
+	origin Origin
+	reason string
+}
+
+// signals maps structured reasons to their class. They win over any text:
+// an evicted pod is pod_evicted even when the kubelet's message talks about
+// disk. Reasons not listed here (Error, Failed, BackoffLimitExceeded,
+// FailedCreate, NodeDegraded, MachineOSBuilderFailed, ...) are generic: the
+// text rules decide.
+var signals = map[signal]Class{
+	{OriginContainerTerminated, "OOMKilled"}: OOMKilled,
+
+	{OriginPodStatus, "Evicted"}:    PodEvicted,
+	{OriginPodStatus, "Preempting"}: PodEvicted, // kubelet admitted a critical pod
+	{OriginPodStatus, "Terminated"}: PodEvicted, // graceful node shutdown
+	{OriginEvent, "Evicted"}:        PodEvicted,
+	{OriginEvent, "Preempting"}:     PodEvicted,
+
+	// The kubelet could not pull the image the build pod runs (the MCO
+	// image), not the base image buildah pulls.
+	{OriginPodWaiting, "ErrImagePull"}:              BuilderImagePullFailed,
+	{OriginPodWaiting, "ImagePullBackOff"}:          BuilderImagePullFailed,
+	{OriginPodWaiting, "InvalidImageName"}:          BuilderImagePullFailed,
+	{OriginPodWaiting, "ErrImageNeverPull"}:         BuilderImagePullFailed,
+	{OriginPodWaiting, "RegistryUnavailable"}:       BuilderImagePullFailed,
+	{OriginPodWaiting, "SignatureValidationFailed"}: BuilderImagePullFailed,
+	{OriginEvent, "ErrImageNeverPull"}:              BuilderImagePullFailed,
+	{OriginEvent, "InspectFailed"}:                  BuilderImagePullFailed,
+
+	{OriginBuildCondition, "Interrupted"}: BuildInterrupted,
+	{OriginEvent, "BuildInterrupted"}:     BuildInterrupted,
+
+	{OriginEvent, "FailedToDrain"}:          DrainFailed, // MCD, after 1 hour
+	{OriginEvent, "DrainThresholdExceeded"}: DrainFailed, // drain controller
+	{OriginEvent, "FailedToReconcile"}:      Unreconcilable,
+}
+
+// rule is one row of the text table. A line matches the rule when any of
+// its patterns matches the line lowercased (ASCII only).
+type rule struct {
+	class Class
+	// push, when set, is the class to report instead of class when the
+	// words around the match say the failure happened while pushing.
+	push Class
+	// in is the set of stages whose origins the rule applies to.
+	in stages
+	// generic marks a wrapper ("building at STEP", "after retries"): any
+	// specific cause found in the same message wins over it.
+	generic  bool
+	patterns []string
+	why      string
+
+	compiled []pattern
+}
+
+// pattern is a compiled rule pattern. Every match starts with prefix, so a
+// string search rules most lines out before the regexp runs, and a pattern
+// that is all literal needs no regexp at all.
+type pattern struct {
+	re      *regexp.Regexp
+	prefix  string
+	literal bool
+}
+
+// index returns where p first matches s, or -1.
+func (p pattern) index(s string) int {
+	i := strings.Index(s, p.prefix)
+	if i < 0 || p.literal {
+		return i
+	}
+	if loc := p.re.FindStringIndex(s[i:]); loc != nil {
+		return i + loc[0]
+	}
+	return -1
+}
+
+// Patterns shared by the rules that tell registry auth failures apart.
+var authPatterns = []string{
+	// errcode UNAUTHORIZED; the colon keeps out an HTTP client's "401
+	// Unauthorized" printed by a RUN step.
+	`unauthorized: `,
+	`authentication required`,
+	`requested access to the resource is denied`,
+	`: denied: `, // errcode DENIED, e.g. ghcr's permission_denied
+	`invalid username/password`,
+	`unable to retrieve auth token`,
+	`insufficient_scope`,
+}
+
+// rules is the text table. Order is priority: the first rule that matches
+// a line decides it, so specific causes come before the wrappers that
+// quote them, and generic rules come last. Patterns are lowercase RE2 and
+// start with a literal, which keeps matching a string search.
+var rules = []rule{
+	// Configuration: operator and build controller validation.
+	{class: SecretNotFound, in: configuration, why: "MOSC names a secret missing from the MCO namespace", patterns: []string{
+		`is not found\. did you use the right secret name`,
+		`secrets "[^"]*" not found`,
+		`no secret name provided`,
+		`renderedimagepushsecret empty for machineosconfig`,
+	}},
+	{class: SecretInvalid, in: configuration, why: "secret exists but is not a usable pull secret", patterns: []string{
+		`secret '[^']*' (?:has no data|type field not set|invalid secret key type|type is )`,
+		`invalid secret type `,
+		`not dockerconfigjson format`,
+		`decoding dockerconfig`,
+		`could not decode dockerconfig`,
+		`empty dockerconfig bytes`,
+		`dockerconfig bytes contain json null`,
+		`could not canonicalize secret`,
+	}},
+	{class: PoolNotFound, in: configuration, why: "MOSC and pool do not pair up", patterns: []string{
+		`no machineconfigpool named \S+ exists for machineosconfig`,
+		`machineosconfig for pool \S+ missing`,
+		`machineconfigpools?\.machineconfiguration\.openshift\.io "[^"]*" not found`,
+	}},
+	{class: PushSpecInvalid, in: configuration, why: "renderedImagePushSpec is not a valid image reference", patterns: []string{
+		`could not validate rendere?dimagepushspec`, // MCO spells it "renderdImagePushspec"
+		`invalid renderedimagepushspec for machineosconfig`,
+		`renderedimagepushspec empty for machineosconfig`,
+	}},
+	{class: NonCoreOSNode, in: anyStage, why: "a node in a layered pool is not RHCOS", patterns: []string{
+		`on-cluster layering is only supported on coreos-based nodes`,
+		`non-coreos os "`,
+		`updating the os on non-coreos nodes is not supported`,
+	}},
+	{class: PoolDegradedBlocksBuild, in: configuration | build, why: "build controller refuses to build for a degraded pool", patterns: []string{
+		`machineconfigpool \S+ is degraded due to non-build issues`,
+	}},
+	// Before the registry rules: these wrap API errors such as "dial tcp".
+	{class: BuilderUnavailable, in: configuration, why: "machine-os-builder deployment cannot be applied or rolled out", patterns: []string{
+		`could not (?:determine if|apply|get current scale for|scale|wait for|render) machine os builder`,
+		`failed to apply machine os builder manifests`,
+	}},
+
+	// Build: Kubernetes refused or killed the build pod.
+	{class: QuotaExceeded, in: anyStage, why: "ResourceQuota admission rejected the build pod", patterns: []string{
+		`exceeded quota: `,
+		`failed quota: `,
+	}},
+	// Before the registry rules: the kubelet quotes the registry error.
+	{class: BuilderImagePullFailed, in: build, why: "kubelet cannot pull the build pod's own image", patterns: []string{
+		`back-off pulling image "`,
+		`failed to pull image "`,
+		`error: errimagepull`,
+		`error: imagepullbackoff`,
+		`image pull failed for `,
+	}},
+	// Before disk_full: an eviction for ephemeral storage is an eviction.
+	{class: PodEvicted, in: build, why: "kubelet evicted, preempted or shut down the build pod", patterns: []string{
+		`the node was low on resource: `,
+		`the node had condition: `,
+		`pod ephemeral local storage usage exceeds`,
+		`exceeded its local ephemeral storage limit`,
+		`usage of emptydir volume `,
+		`preempted in order to admit critical pod`,
+		`pod was terminated in response to imminent node shutdown`,
+	}},
+	{class: OOMKilled, in: build, why: "build container hit its memory limit", patterns: []string{
+		`oomkilled`,
+	}},
+	{class: BuildInterrupted, in: build, why: "build Job deleted before it finished", patterns: []string{
+		`build interrupted`,
+		`os image build being interrupted`,
+		`os image build was interrupted`,
+	}},
+
+	// Build: the Containerfile itself.
+	{class: ContainerfileInvalid, in: configuration | build, why: "Containerfile rejected before anything ran", patterns: []string{
+		`containerfile validation failed`,
+		`containerfile must contain at least one from instruction`,
+		`unknown dockerfile instruction: `,
+		`instruction requires `,
+		`instruction must use key=value form`,
+		`failed to parse containerfile`,
+		`parsing main dockerfile`,
+		`no from statement found`,
+		`dockerfile parse error`,
+		`unknown instruction: `,
+		`unterminated heredoc`,
+	}},
+	{class: PackageNotFound, in: build, why: "dnf, yum, microdnf or rpm-ostree cannot find a package", patterns: []string{
+		`no match for argument: `,
+		`unable to find a match: `,
+		`packages not found: `,
+		`no package matches '`,
+		`no package \S+ available`,
+	}},
+
+	// Rollout steps that fail for reasons of their own. Before the
+	// registry rules: a drain error can quote an API "dial tcp".
+	{class: DrainFailed, in: rollout, why: "node could not be drained", patterns: []string{
+		`failed to drain node`,
+		`error when evicting pod`,
+		`cannot evict pod as it would violate the pod's disruption budget`,
+		`node drain has not succeeded`,
+		`drain exceeded timeout`,
+		`drain did not complete within`,
+		`drain failed`,
+	}},
+	{class: Unreconcilable, in: rollout, why: "MachineConfig change the MCD cannot apply in place", patterns: []string{
+		`can't reconcile config `,
+		`not reconcilable`,
+		`detected change to fips flag`,
+	}},
+
+	// Registry and node causes, in both build and rollout.
+	{class: DiskFull, in: anyStage, why: "filesystem full while pulling, building or deploying", patterns: []string{
+		`no space left on device`,
+		`min-free-space-percent '[^']*' would be exceeded`,
+		`disk quota exceeded`,
+	}},
+	{class: RegistryTLSUntrusted, in: anyStage, why: "registry certificate not trusted", patterns: []string{
+		`x509: `,
+		`tls: failed to verify certificate`,
+		`certificate signed by unknown authority`,
+	}},
+	// Before the auth rules: a missing tag is the cause even when a mirror
+	// also answered "unauthorized".
+	{class: ImageNotFound, in: anyStage, why: "registry has no such repository, tag or digest", patterns: []string{
+		`manifest unknown`,
+		`name unknown`,
+		`repository name not known to registry`,
+		`no image found in manifest list for architecture`,
+		`no image found in image index for architecture`,
+	}},
+	// Nodes only pull; rollout origins come first so that origins that mix
+	// stages (pool, operator) report the node's view.
+	{class: ImagePullUnauthorized, in: rollout, why: "node pull secret rejected", patterns: authPatterns},
+	{class: BaseImagePullUnauthorized, push: PushUnauthorized, in: build, why: "build pull or push secret rejected", patterns: authPatterns},
+	{class: RegistryUnreachable, in: anyStage, why: "registry cannot be reached (DNS, TCP, proxy, 5xx)", patterns: []string{
+		`dial tcp`,
+		`no such host`,
+		`pinging container registry `,
+		`tls handshake timeout`,
+		`client.timeout exceeded while awaiting headers`,
+		`read tcp \S+: read: connection reset by peer`,
+		`received unexpected http status: 5`,
+	}},
+	// After disk_full: the MCD appends "possible root cause: ..." here.
+	{class: UnexpectedOnDiskState, in: rollout, why: "node booted something other than what the MCD wrote", patterns: []string{
+		`unexpected on-disk state`,
+		`expected target osimageurl `,
+	}},
+	{class: ContainerfileCommandFailed, in: build, why: "a RUN step's command failed", patterns: []string{
+		`command not found`,
+		`curl: \(\d+\) `,
+	}},
+
+	// Generic wrappers: only when nothing specific was found.
+	{class: ContainerfileCommandFailed, in: build, generic: true, why: "buildah step exited non-zero", patterns: []string{
+		`building at step "`,
+		`subprocess exited with status `,
+		`subprocess exited on `,
+		`while running runtime: `,
+		`returned a non-zero code: `,
+	}},
+	{class: OSUpdateTimeout, in: rollout, generic: true, why: "rpm-ostree rebase kept failing until the MCD gave up", patterns: []string{
+		`failed to update os to \S+ after retries`,
+	}},
+}
+
+// Words that say which way an image was moving when a registry call
+// failed. On a line, the first one found names the outermost operation.
+var (
+	pushWords = []string{
+		"pushing", "buildah push", "writing blob", "initiating layer upload",
+		"uploading manifest", "writing manifest:", "trying to reuse blob",
+		"checking whether a blob",
+	}
+	pullWords = []string{
+		"pulling", "trying to pull", "initializing source", "reading manifest",
+		"fetching manifest", "creating build container", "copy from source",
+		"buildah bud",
+	}
+)
+
+// Log tails are read from their error lines only: a line qualifies when it
+// carries one of errorWords and is not build progress (noise).
+var (
+	errorWords = []string{
+		"error", "fail", "fatal", "exit status", "exited with", "exited on",
+		"not found", "no match for argument", "non-zero", "denied",
+		"unauthorized", "no space left", "unable to", "cannot", "can't",
+		"oomkilled", "curl: (",
+	}
+	// Progress lines, set -x traces and logrus lines below error level.
+	// "Trying to pull" succeeded if nothing else failed; WARN lines are
+	// retries, whose final failure is printed again as an error.
+	noisePrefixes = []string{
+		"+", "step ", "trying to pull", "getting image source signatures",
+		"copying blob", "copying config", "writing manifest to image destination",
+		"storing signatures", "commit ", "--> ", "debu[", "info[", "warn[",
+	}
+	noiseWords = []string{"level=debug", "level=info", "level=warning", "level=trace"}
+)
+
+func init() {
+	generic := false
+	for i := range rules {
+		r := &rules[i]
+		if r.generic {
+			generic = true
+		} else if generic {
+			panic(fmt.Sprintf("classify: specific rule %s after a generic one", r.class))
+		}
+		for _, p := range r.patterns {
+			re := regexp.MustCompile(p)
+			// Without a literal prefix every line would go through the
+			// regexp engine: 100 µs per pattern on a 2 KB message.
+			prefix, literal := re.LiteralPrefix()
+			if len(prefix) < 3 || prefix != strings.ToLower(prefix) {
+				panic(fmt.Sprintf("classify: pattern %q needs a lowercase literal prefix", p))
+			}
+			r.compiled = append(r.compiled, pattern{re: re, prefix: prefix, literal: literal})
+		}
+	}
+}
