@@ -1,0 +1,97 @@
+// Package server serves the exporter over HTTP: the metrics, the health
+// endpoints probes use, and a landing page.
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/ocl-exporter/ocl_exporter/source"
+)
+
+// Readiness tells whether the exporter has a complete view to serve.
+type Readiness interface {
+	Ready() bool
+	Status() []source.ResourceStatus
+}
+
+// Config is what the handler serves.
+type Config struct {
+	MetricsPath string
+	Registry    *prometheus.Registry
+	Readiness   Readiness
+	Logger      *slog.Logger
+	// MaxRequests bounds concurrent scrapes; 0 means no limit.
+	MaxRequests int
+}
+
+// Handler routes /metrics (or MetricsPath), /healthz, /readyz and the
+// landing page.
+func Handler(cfg Config) (http.Handler, error) {
+	mux := http.NewServeMux()
+	metrics := promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{
+		ErrorLog:            slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: cfg.MaxRequests,
+		Registry:            cfg.Registry,
+		EnableOpenMetrics:   true,
+	})
+	mux.Handle(cfg.MetricsPath, promhttp.InstrumentMetricHandler(cfg.Registry, metrics))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", readyz(cfg.Readiness))
+	if cfg.MetricsPath != "/" {
+		landing, err := web.NewLandingPage(web.LandingConfig{
+			Name:        "OCL Exporter",
+			Description: "Prometheus exporter for OpenShift On-Cluster Layering (image mode): MachineOSConfigs, MachineOSBuilds and the rollout of layered images to nodes.",
+			Version:     version.Info(),
+			Links: []web.LandingLinks{
+				{Address: cfg.MetricsPath, Text: "Metrics"},
+				{Address: "/readyz", Text: "Readiness", Description: "200 once every watched resource has synced or was reported unavailable."},
+				{Address: "/healthz", Text: "Health"},
+			},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("building the landing page: %w", err)
+		}
+		mux.Handle("/", landing)
+	}
+	return mux, nil
+}
+
+// readyz answers 200 once the view is complete, else 503 naming what the
+// exporter still waits for, so a stuck rollout of the exporter explains
+// itself in `oc describe pod`.
+func readyz(r Readiness) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		var b strings.Builder
+		for _, st := range r.Status() {
+			switch {
+			case st.Synced && st.Available:
+				continue
+			case st.Synced:
+				fmt.Fprintf(&b, "%s: serving the last known state: %s\n", st.Resource, st.Reason)
+			case st.Settled():
+				fmt.Fprintf(&b, "%s: unavailable: %s\n", st.Resource, st.Reason)
+			case st.Seen:
+				fmt.Fprintf(&b, "%s: waiting: %s\n", st.Resource, st.Reason)
+			default:
+				fmt.Fprintf(&b, "%s: waiting for the first list\n", st.Resource)
+			}
+		}
+		if !r.Ready() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, "not ready\n"+b.String())
+			return
+		}
+		fmt.Fprint(w, "ok\n"+b.String())
+	}
+}
