@@ -40,9 +40,9 @@ items:
 
 func TestLoadShapes(t *testing.T) {
 	fsys := fstest.MapFS{
-		"single.yaml":        {Data: []byte(mosc)},
-		"dir/list.yml":       {Data: []byte(secretList)},
-		"dir/multi.yaml":     {Data: []byte("---\n" + `apiVersion: v1
+		"single.yaml":  {Data: []byte(mosc)},
+		"dir/list.yml": {Data: []byte(secretList)},
+		"dir/multi.yaml": {Data: []byte("---\n" + `apiVersion: v1
 kind: Node
 metadata: {name: n1, labels: {node-role.kubernetes.io/worker: ""}}
 ---
