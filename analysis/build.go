@@ -1,0 +1,420 @@
+package analysis
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ocl-exporter/ocl_exporter/classify"
+)
+
+// BuildPhase is the state of a MachineOSBuild, read from its conditions.
+type BuildPhase string
+
+// The phases of a MachineOSBuild; see reference/ocl-domain.md §2.5.
+const (
+	BuildInitial     BuildPhase = "Initial"
+	BuildPrepared    BuildPhase = "Prepared"
+	BuildBuilding    BuildPhase = "Building"
+	BuildSucceeded   BuildPhase = "Succeeded"
+	BuildFailed      BuildPhase = "Failed"
+	BuildInterrupted BuildPhase = "Interrupted"
+)
+
+// BuildPhases lists every phase, for one-hot series.
+var BuildPhases = []BuildPhase{BuildInitial, BuildPrepared, BuildBuilding, BuildSucceeded, BuildFailed, BuildInterrupted}
+
+// phaseConditions maps the condition the MCO sets True to the phase. The
+// MCO writes all five with at most one True; terminal ones come first
+// because conditions freeze once a terminal one is True.
+var phaseConditions = []struct {
+	condition mcfgv1.BuildProgress
+	phase     BuildPhase
+}{
+	{mcfgv1.MachineOSBuildFailed, BuildFailed},
+	{mcfgv1.MachineOSBuildInterrupted, BuildInterrupted},
+	{mcfgv1.MachineOSBuildSucceeded, BuildSucceeded},
+	{mcfgv1.MachineOSBuilding, BuildBuilding},
+	{mcfgv1.MachineOSBuildPrepared, BuildPrepared},
+}
+
+// Names and labels of the build Job and its pods; see reference §6.
+const (
+	buildJobPrefix       = "build-"
+	imageBuildContainer  = "image-build"
+	labelJobName         = "job-name"
+	labelBatchJobName    = "batch.kubernetes.io/job-name"
+	reasonOOMKilled      = "OOMKilled"
+	conditionInterrupted = string(mcfgv1.MachineOSBuildInterrupted)
+)
+
+// Build is what the exporter reports about one MachineOSBuild.
+type Build struct {
+	Name            string
+	MachineOSConfig string
+	Pool            string
+	RenderedConfig  string
+	// Image is the digested pull spec, empty until the build pushed it.
+	Image string
+	// PreBuilt marks the synthetic build the MCO creates when it seeds a
+	// MachineOSConfig with an install-time image; no Job ever runs for it.
+	PreBuilt bool
+	Phase    BuildPhase
+	// Created, Started and Ended are zero when the field is unset.
+	Created, Started, Ended time.Time
+	// PodFailures is how many build pods failed: the Job retries three
+	// times, so a build still Building may already have failed pods.
+	PodFailures int
+	// Failure is the cause of a failed or interrupted build, or of a
+	// running build whose pods fail or cannot start; nil otherwise.
+	Failure *classify.Result
+}
+
+// PhaseOf returns the phase of a MachineOSBuild. A synthetic pre-built
+// build is Succeeded: the MCO creates it finished.
+func PhaseOf(b *mcfgv1.MachineOSBuild) BuildPhase {
+	if IsPreBuilt(b) {
+		return BuildSucceeded
+	}
+	for _, pc := range phaseConditions {
+		if ConditionTrue(b.Status.Conditions, string(pc.condition)) {
+			return pc.phase
+		}
+	}
+	return BuildInitial
+}
+
+// IsPreBuilt reports whether b is a synthetic build of a pre-built image.
+func IsPreBuilt(b *mcfgv1.MachineOSBuild) bool {
+	return b.Labels[LabelPreBuiltImage] == "true"
+}
+
+// terminal reports whether the build is over.
+func (p BuildPhase) terminal() bool {
+	return p == BuildSucceeded || p == BuildFailed || p == BuildInterrupted
+}
+
+// Builds reports the exported MachineOSBuilds: per MachineOSConfig the
+// current build plus the history most recent others. Builds whose
+// MachineOSConfig is gone keep the history+1 most recent. The MCO never
+// prunes successful builds, so this bounds the series.
+func (c *Cluster) Builds(history int) []Build {
+	var out []Build
+	for _, b := range c.exportedBuilds(max(history, 0)) {
+		out = append(out, c.build(b))
+	}
+	return out
+}
+
+func (c *Cluster) exportedBuilds(history int) []*mcfgv1.MachineOSBuild {
+	var out []*mcfgv1.MachineOSBuild
+	done := map[string]bool{}
+	for _, m := range c.MachineOSConfigs {
+		done[m.Name] = true
+		current := c.CurrentBuild(m)
+		if current != nil {
+			out = append(out, current)
+		}
+		n := 0
+		for _, b := range c.BuildsFor(m.Name) {
+			if b != current && n < history {
+				out = append(out, b)
+				n++
+			}
+		}
+	}
+	for _, b := range c.MachineOSBuilds {
+		if mosc := b.Spec.MachineOSConfig.Name; !done[mosc] {
+			done[mosc] = true
+			builds := c.BuildsFor(mosc)
+			out = append(out, builds[:min(len(builds), history+1)]...)
+		}
+	}
+	return out
+}
+
+func (c *Cluster) build(b *mcfgv1.MachineOSBuild) Build {
+	job := c.buildJob(b)
+	pods := c.jobPods(jobName(b))
+	out := Build{
+		Name:            b.Name,
+		MachineOSConfig: b.Spec.MachineOSConfig.Name,
+		Pool:            c.buildPool(b),
+		RenderedConfig:  b.Spec.MachineConfig.Name,
+		Image:           string(b.Status.DigestedImagePushSpec),
+		PreBuilt:        IsPreBuilt(b),
+		Phase:           PhaseOf(b),
+		Created:         b.CreationTimestamp.Time,
+		Started:         timeOf(b.Status.BuildStart),
+		Ended:           timeOf(b.Status.BuildEnd),
+		PodFailures:     podFailures(job, pods),
+	}
+	out.Failure = c.failure(b, out.Phase, out.PodFailures, job, pods)
+	return out
+}
+
+// buildPool is the pool of the build's MachineOSConfig, else the pool
+// label the MCO puts on the build, else the MachineOSConfig's name, which
+// the API makes equal to its pool's.
+func (c *Cluster) buildPool(b *mcfgv1.MachineOSBuild) string {
+	for _, m := range c.MachineOSConfigs {
+		if m.Name == b.Spec.MachineOSConfig.Name {
+			return m.Spec.MachineConfigPool.Name
+		}
+	}
+	if p := b.Labels[LabelTargetPool]; p != "" {
+		return p
+	}
+	return b.Spec.MachineOSConfig.Name
+}
+
+func timeOf(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Time
+}
+
+// jobName is the build's Job as its status names it, else the name the
+// MCO gives it.
+func jobName(b *mcfgv1.MachineOSBuild) string {
+	if bl := b.Status.Builder; bl != nil && bl.Job != nil && bl.Job.Name != "" {
+		return bl.Job.Name
+	}
+	return buildJobPrefix + b.Name
+}
+
+func (c *Cluster) buildJob(b *mcfgv1.MachineOSBuild) *batchv1.Job {
+	name := jobName(b)
+	for _, j := range c.Jobs {
+		if j.Namespace == c.Namespace && j.Name == name {
+			return j
+		}
+	}
+	return nil
+}
+
+// jobPods returns the pods the Job controller created for job, newest
+// first. The build pod template carries no MCO labels, only the Job's.
+func (c *Cluster) jobPods(job string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range c.Pods {
+		if p.Namespace == c.Namespace && (p.Labels[labelJobName] == job || p.Labels[labelBatchJobName] == job) {
+			out = append(out, p)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return newer(out[i].ObjectMeta, out[j].ObjectMeta) })
+	return out
+}
+
+func newer(a, b metav1.ObjectMeta) bool {
+	if a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.Name > b.Name
+	}
+	return b.CreationTimestamp.Before(&a.CreationTimestamp)
+}
+
+// podFailures is the Job's count of failed pods; pods may be gone while
+// the Job still counts them. Without the Job, the failed pods left.
+func podFailures(job *batchv1.Job, pods []*corev1.Pod) int {
+	if job != nil {
+		return int(job.Status.Failed)
+	}
+	n := 0
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodFailed {
+			n++
+		}
+	}
+	return n
+}
+
+// failure explains a failed or interrupted build, a running build whose
+// pods failed, and one whose pod is stuck on a known cause (an image pull
+// back-off never fails the pod, so the Job would wait forever). It
+// returns nil for a build that is fine.
+func (c *Cluster) failure(b *mcfgv1.MachineOSBuild, phase BuildPhase, failures int, job *batchv1.Job, pods []*corev1.Pod) *classify.Result {
+	switch {
+	case phase == BuildFailed || phase == BuildInterrupted || (!phase.terminal() && failures > 0):
+		r := diagnose(c.failureMessages(b, job, pods))
+		return &r
+	case !phase.terminal():
+		var msgs []classify.Message
+		for _, p := range pods {
+			if !podDone(p) {
+				msgs = append(msgs, waitingMessages(p)...)
+			}
+		}
+		if r := diagnose(msgs); r.Class != classify.Unknown {
+			return &r
+		}
+	}
+	return nil
+}
+
+// diagnose returns the class of the first message with a known cause,
+// else Unknown with the first excerpt found, so an alert can still quote
+// something.
+func diagnose(msgs []classify.Message) classify.Result {
+	out := classify.Result{Class: classify.Unknown}
+	for _, m := range msgs {
+		r := classify.Classify(m)
+		if r.Class != classify.Unknown {
+			return r
+		}
+		if out.Excerpt == "" {
+			out.Excerpt = r.Excerpt
+		}
+	}
+	return out
+}
+
+// failureMessages lists what may explain a build's failure, most specific
+// first: the Interrupted condition (the Job was deleted), the failed pods
+// newest first, the other pods, the Job's failure conditions, and, only
+// when no pod is left, the Warning events about the Job and its pods.
+func (c *Cluster) failureMessages(b *mcfgv1.MachineOSBuild, job *batchv1.Job, pods []*corev1.Pod) []classify.Message {
+	var msgs []classify.Message
+	if cond := FindCondition(b.Status.Conditions, conditionInterrupted); cond != nil && cond.Status == metav1.ConditionTrue {
+		msgs = append(msgs, classify.Message{Origin: classify.OriginBuildCondition, Reason: cond.Reason, Text: cond.Message})
+	}
+	for _, failed := range []bool{true, false} {
+		for _, p := range pods {
+			if (p.Status.Phase == corev1.PodFailed) == failed {
+				msgs = append(msgs, podMessages(p)...)
+			}
+		}
+	}
+	if job != nil {
+		for _, jc := range job.Status.Conditions {
+			if (jc.Type == batchv1.JobFailed || jc.Type == batchv1.JobFailureTarget) && jc.Status == corev1.ConditionTrue {
+				msgs = append(msgs, classify.Message{Origin: classify.OriginJobCondition, Reason: jc.Reason, Text: jc.Message})
+			}
+		}
+	}
+	if len(pods) == 0 {
+		msgs = append(msgs, c.jobEventMessages(jobName(b))...)
+	}
+	return msgs
+}
+
+// podMessages lists a pod's failure signals: its own status reason
+// (Evicted), then the containers that failed (the image-build log tail
+// first, as init containers come first), then the waiting reasons.
+func podMessages(p *corev1.Pod) []classify.Message {
+	var msgs []classify.Message
+	if p.Status.Reason != "" {
+		msgs = append(msgs, classify.Message{Origin: classify.OriginPodStatus, Reason: p.Status.Reason, Text: p.Status.Message})
+	}
+	for _, s := range containerStatuses(p) {
+		if t := s.State.Terminated; t != nil && (t.ExitCode != 0 || t.Reason == reasonOOMKilled) {
+			msgs = append(msgs, terminatedMessage(s.Name, t))
+		}
+	}
+	return append(msgs, waitingMessages(p)...)
+}
+
+// terminatedMessage reads the image-build container's message as its log
+// tail (terminationMessagePolicy FallbackToLogsOnError), unless the
+// kubelet's reason already says why it died.
+func terminatedMessage(container string, t *corev1.ContainerStateTerminated) classify.Message {
+	origin := classify.OriginContainerTerminated
+	if container == imageBuildContainer && t.Reason != reasonOOMKilled {
+		origin = classify.OriginBuildLog
+	}
+	return classify.Message{Origin: origin, Reason: t.Reason, Text: t.Message}
+}
+
+func waitingMessages(p *corev1.Pod) []classify.Message {
+	var msgs []classify.Message
+	for _, s := range containerStatuses(p) {
+		if w := s.State.Waiting; w != nil && w.Reason != "" {
+			msgs = append(msgs, classify.Message{Origin: classify.OriginPodWaiting, Reason: w.Reason, Text: w.Message})
+		}
+	}
+	return msgs
+}
+
+func containerStatuses(p *corev1.Pod) []corev1.ContainerStatus {
+	return append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+}
+
+func podDone(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded
+}
+
+// jobEventMessages are the Warning events about the Job and its pods,
+// newest first: what is left once the pods are gone.
+func (c *Cluster) jobEventMessages(job string) []classify.Message {
+	var events []*corev1.Event
+	for _, e := range c.Events {
+		if e.Namespace == c.Namespace && e.Type == corev1.EventTypeWarning && aboutJob(e.InvolvedObject, job) {
+			events = append(events, e)
+		}
+	}
+	sort.SliceStable(events, func(i, j int) bool { return eventLastSeen(events[j]).Before(eventLastSeen(events[i])) })
+	var msgs []classify.Message
+	for _, e := range events {
+		msgs = append(msgs, classify.Message{Origin: classify.OriginEvent, Reason: e.Reason, Text: e.Message})
+	}
+	return msgs
+}
+
+// aboutJob reports whether an event is about the Job or one of its pods,
+// named <job>-<suffix> by the Job controller.
+func aboutJob(o corev1.ObjectReference, job string) bool {
+	switch o.Kind {
+	case "Job":
+		return o.Name == job
+	case "Pod":
+		suffix, ok := strings.CutPrefix(o.Name, job+"-")
+		return ok && suffix != "" && !strings.Contains(suffix, "-")
+	}
+	return false
+}
+
+// BuildWait says whether a MachineOSConfig waits for the MCO to create the
+// build of its pool's rendered config: the "takes a long time for the
+// image to start building" case.
+type BuildWait struct {
+	MachineOSConfig string
+	Pool            string
+	Waiting         bool
+	// Since is when the wait began at the latest, zero unless Waiting: the
+	// MachineOSConfig's creation, or the pool's last move to Updating=True
+	// if later (a new rendered config).
+	Since time.Time
+}
+
+// BuildWaits reports, per MachineOSConfig, whether its pool's rendered
+// config has no MachineOSBuild yet. A MachineOSConfig whose pool is missing
+// or not rendered yet is not waiting for a build.
+func (c *Cluster) BuildWaits() []BuildWait {
+	var out []BuildWait
+	for _, m := range c.MachineOSConfigs {
+		w := BuildWait{MachineOSConfig: m.Name, Pool: m.Spec.MachineConfigPool.Name}
+		if p := c.Pool(w.Pool); p != nil && p.Spec.Configuration.Name != "" && !c.hasBuildFor(m.Name, p.Spec.Configuration.Name) {
+			w.Waiting = true
+			w.Since = m.CreationTimestamp.Time
+			if u := FindPoolCondition(p, mcfgv1.MachineConfigPoolUpdating); u != nil && u.Status == corev1.ConditionTrue && u.LastTransitionTime.After(w.Since) {
+				w.Since = u.LastTransitionTime.Time
+			}
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func (c *Cluster) hasBuildFor(mosc, renderedConfig string) bool {
+	for _, b := range c.BuildsFor(mosc) {
+		if b.Spec.MachineConfig.Name == renderedConfig {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,309 @@
+package analysis
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/distribution/reference"
+	configv1 "github.com/openshift/api/config/v1"
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ocl-exporter/ocl_exporter/classify"
+)
+
+// Stage 1 names; see reference/ocl-domain.md §1, §3, §6.1 and §7.1. The
+// source package has the same object names, but it imports this one.
+const (
+	// The MachineOSConfig fields that name a Secret in the MCO namespace,
+	// spelled as the MCO spells them in its validation errors.
+	FieldBaseImagePullSecret     = "baseImagePullSecret"
+	FieldRenderedImagePushSecret = "renderedImagePushSecret"
+
+	// PreBuiltImageMachineConfigPrefix + pool is the component
+	// MachineConfig that carries an install-time pre-built image.
+	PreBuiltImageMachineConfigPrefix = "10-prebuiltimage-osimageurl-"
+
+	machineConfigOperatorName = "machine-config"
+	machineOSBuilderName      = "machine-os-builder"
+
+	// operatorDegradedEventPrefix starts the reason of the Warning events
+	// the operator emits while Degraded: "OperatorDegraded: <Task>Failed".
+	operatorDegradedEventPrefix = "OperatorDegraded"
+	machineOSConfigKind         = "MachineOSConfig"
+)
+
+// MachineOSConfigFinding is what stage 1 knows about one MachineOSConfig.
+type MachineOSConfigFinding struct {
+	Name string
+	Pool string
+	// PushSpec is spec.renderedImagePushSpec; PushSpecValid says whether
+	// the MCO's reference parser accepts it with a tag.
+	PushSpec      string
+	PushSpecValid bool
+	PoolMissing   bool
+	// Secrets has the push secret, then the base pull secret (the default
+	// copy of the cluster pull secret when the field is omitted).
+	Secrets []SecretReference
+	// CurrentBuild is the current-machine-os-build annotation and
+	// CurrentImage is status.currentImagePullSpec; "" when unset.
+	CurrentBuild     string
+	CurrentImage     string
+	RebuildRequested bool
+	// PreBuilt is nil unless the MachineOSConfig uses an install-time
+	// pre-built image.
+	PreBuilt *PreBuiltImage
+}
+
+// SecretReference is one Secret a MachineOSConfig field names.
+type SecretReference struct {
+	Field   string
+	Name    string
+	Missing bool
+}
+
+// PreBuiltImage is the install-time seeding state of a MachineOSConfig.
+// The MCO removes the annotation once seeding is done, so a seeded
+// MachineOSConfig is recognised by its Seeded condition or its component
+// MachineConfig too.
+type PreBuiltImage struct {
+	// Annotated is true while the pre-built-image annotation is present;
+	// Image is its value and Digested whether it is name@sha256:<64 hex>.
+	Annotated bool
+	Image     string
+	Digested  bool
+	// Seeded is the Seeded condition.
+	Seeded bool
+	// MachineConfig says whether 10-prebuiltimage-osimageurl-<pool> exists;
+	// the MCO needs it forever once seeded.
+	MachineConfig bool
+}
+
+// MachineOSConfigFindings analyses every MachineOSConfig, sorted by name.
+func MachineOSConfigFindings(c *Cluster) []MachineOSConfigFinding {
+	secrets := c.secretNames()
+	out := make([]MachineOSConfigFinding, 0, len(c.MachineOSConfigs))
+	for _, m := range c.MachineOSConfigs {
+		pool := m.Spec.MachineConfigPool.Name
+		out = append(out, MachineOSConfigFinding{
+			Name:             m.Name,
+			Pool:             pool,
+			PushSpec:         string(m.Spec.RenderedImagePushSpec),
+			PushSpecValid:    ValidPushSpec(string(m.Spec.RenderedImagePushSpec)),
+			PoolMissing:      c.Pool(pool) == nil,
+			Secrets:          secretReferences(m, secrets),
+			CurrentBuild:     m.Annotations[AnnotationCurrentBuild],
+			CurrentImage:     string(m.Status.CurrentImagePullSpec),
+			RebuildRequested: metav1.HasAnnotation(m.ObjectMeta, AnnotationRebuild),
+			PreBuilt:         c.preBuiltImage(m),
+		})
+	}
+	slices.SortFunc(out, func(a, b MachineOSConfigFinding) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// secretNames is the set of Secret names in the MCO namespace.
+func (c *Cluster) secretNames() map[string]bool {
+	names := make(map[string]bool, len(c.Secrets))
+	for _, s := range c.Secrets {
+		if s.Namespace == c.Namespace {
+			names[s.Name] = true
+		}
+	}
+	return names
+}
+
+// secretReferences lists the Secrets the MCO needs for a MachineOSConfig.
+// An empty name is missing: no Secret has it, and the MCO refuses it ("no
+// secret name provided").
+func secretReferences(m *mcfgv1.MachineOSConfig, secrets map[string]bool) []SecretReference {
+	base := DefaultBasePullSecret
+	if m.Spec.BaseImagePullSecret != nil {
+		base = m.Spec.BaseImagePullSecret.Name
+	}
+	refs := []SecretReference{
+		{Field: FieldRenderedImagePushSecret, Name: m.Spec.RenderedImagePushSecret.Name},
+		{Field: FieldBaseImagePullSecret, Name: base},
+	}
+	for i := range refs {
+		refs[i].Missing = !secrets[refs[i].Name]
+	}
+	return refs
+}
+
+// ValidPushSpec mirrors the MCO: reference.ParseNamed (canonical form, so
+// lower-case repository and explicit registry) in the operator's
+// validation, and a tag, which the CRD pattern requires and the build
+// replaces with the MachineOSBuild name.
+func ValidPushSpec(spec string) bool {
+	ref, err := reference.ParseNamed(spec)
+	if err != nil {
+		return false
+	}
+	_, tagged := ref.(reference.Tagged)
+	return tagged
+}
+
+// DigestedImage mirrors the MCO's pre-built image validation: a canonical
+// reference with a valid sha256 digest.
+func DigestedImage(image string) bool {
+	ref, err := reference.ParseNamed(image)
+	if err != nil {
+		return false
+	}
+	d, ok := ref.(reference.Digested)
+	return ok && d.Digest().Algorithm() == "sha256" && d.Digest().Validate() == nil
+}
+
+// preBuiltImage is nil for a MachineOSConfig that never used a pre-built
+// image: no annotation, no Seeded condition, no component MachineConfig.
+func (c *Cluster) preBuiltImage(m *mcfgv1.MachineOSConfig) *PreBuiltImage {
+	image, annotated := m.Annotations[AnnotationPreBuiltImage]
+	p := &PreBuiltImage{
+		Annotated:     annotated,
+		Image:         image,
+		Digested:      DigestedImage(image),
+		Seeded:        ConditionTrue(m.Status.Conditions, ConditionSeeded),
+		MachineConfig: c.hasMachineConfig(PreBuiltImageMachineConfigPrefix + m.Spec.MachineConfigPool.Name),
+	}
+	if !annotated && !p.MachineConfig && FindCondition(m.Status.Conditions, ConditionSeeded) == nil {
+		return nil
+	}
+	return p
+}
+
+func (c *Cluster) hasMachineConfig(name string) bool {
+	return slices.ContainsFunc(c.MachineConfigs, func(mc *metav1.PartialObjectMetadata) bool { return mc.Name == name })
+}
+
+// BuilderFinding says whether the machine-os-builder can run builds.
+type BuilderFinding struct {
+	// MachineOSConfigs is how many exist: with at least one, the operator
+	// should be running the builder.
+	MachineOSConfigs int
+	// Ready is true when the machine-os-builder Deployment in the MCO
+	// namespace has a ready pod; false when it is absent.
+	Ready bool
+}
+
+// Builder reports the machine-os-builder Deployment.
+func Builder(c *Cluster) BuilderFinding {
+	f := BuilderFinding{MachineOSConfigs: len(c.MachineOSConfigs)}
+	for _, d := range c.Deployments {
+		if d.Namespace == c.Namespace && d.Name == machineOSBuilderName && d.Status.ReadyReplicas > 0 {
+			f.Ready = true
+		}
+	}
+	return f
+}
+
+// OperatorFinding is the Degraded condition of ClusterOperator
+// machine-config, with the cause parsed from its message.
+type OperatorFinding struct {
+	Degraded bool
+	// Reason, Class and Excerpt are set only while Degraded.
+	Reason  string
+	Class   classify.Class
+	Excerpt string
+}
+
+// Operator returns the operator's Degraded state, or nil when the
+// ClusterOperator is not there to read. A missing or Unknown condition is
+// not Degraded.
+func Operator(c *Cluster) *OperatorFinding {
+	for _, co := range c.ClusterOperators {
+		if co.Name != machineConfigOperatorName {
+			continue
+		}
+		for _, cond := range co.Status.Conditions {
+			if cond.Type == configv1.OperatorDegraded && cond.Status == configv1.ConditionTrue {
+				r := classify.Classify(classify.Message{Origin: classify.OriginClusterOperator, Reason: cond.Reason, Text: cond.Message})
+				return &OperatorFinding{Degraded: true, Reason: cond.Reason, Class: r.Class, Excerpt: r.Excerpt}
+			}
+		}
+		return &OperatorFinding{}
+	}
+	return nil
+}
+
+// DegradedEvent is the newest of the Warning events with one reason and
+// one parsed class that explain why the operator degraded: they outlive a
+// Degraded condition that has already cleared, for the event TTL (one hour
+// by default).
+type DegradedEvent struct {
+	// Reason is the event reason without the "OperatorDegraded: " prefix,
+	// so it matches the ClusterOperator's Degraded reason.
+	Reason string
+	Class  classify.Class
+	Last   time.Time
+}
+
+// DegradedEvents reads the Warning events the operator emits in its
+// namespace while Degraded ("OperatorDegraded: <Task>Failed") and those
+// that concern a MachineOSConfig, sorted by reason and class. The build
+// controller records MachineOSConfig events in namespace default, which
+// the exporter does not watch today, so those are taken from any namespace.
+func DegradedEvents(c *Cluster) []DegradedEvent {
+	type key struct {
+		reason string
+		class  classify.Class
+	}
+	last := map[key]time.Time{}
+	for _, e := range c.Events {
+		reason, ok := degradedEventReason(c, e)
+		if !ok {
+			continue
+		}
+		r := classify.Classify(classify.Message{Origin: classify.OriginEvent, Reason: e.Reason, Text: e.Message})
+		k := key{reason, r.Class}
+		if prev, seen := last[k]; !seen || eventLastSeen(e).After(prev) {
+			last[k] = eventLastSeen(e)
+		}
+	}
+	out := make([]DegradedEvent, 0, len(last))
+	for k, t := range last {
+		out = append(out, DegradedEvent{Reason: k.reason, Class: k.class, Last: t})
+	}
+	slices.SortFunc(out, func(a, b DegradedEvent) int {
+		if c := strings.Compare(a.Reason, b.Reason); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.Class), string(b.Class))
+	})
+	return out
+}
+
+// degradedEventReason selects the events DegradedEvents reads and returns
+// the reason to report them under.
+func degradedEventReason(c *Cluster, e *corev1.Event) (string, bool) {
+	if e.Type != corev1.EventTypeWarning {
+		return "", false
+	}
+	if e.InvolvedObject.Kind == machineOSConfigKind {
+		return e.Reason, true
+	}
+	rest, ok := strings.CutPrefix(e.Reason, operatorDegradedEventPrefix)
+	if !ok || e.Namespace != c.Namespace {
+		return "", false
+	}
+	if task := strings.TrimSpace(strings.TrimPrefix(rest, ":")); task != "" {
+		return task, true
+	}
+	return e.Reason, true
+}
+
+// eventLastSeen is when the event last happened, whichever API wrote it.
+func eventLastSeen(e *corev1.Event) time.Time {
+	t := e.CreationTimestamp.Time
+	for _, c := range []time.Time{e.FirstTimestamp.Time, e.LastTimestamp.Time, e.EventTime.Time} {
+		if c.After(t) {
+			t = c
+		}
+	}
+	if e.Series != nil && e.Series.LastObservedTime.After(t) {
+		t = e.Series.LastObservedTime.Time
+	}
+	return t
+}

@@ -1,0 +1,94 @@
+package analysis
+
+import (
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Kinds of the ephemeral objects a build leaves behind when it fails.
+const (
+	KindConfigMap = "ConfigMap"
+	KindSecret    = "Secret"
+	KindJob       = "Job"
+)
+
+// EphemeralKinds lists the kinds counted, in a stable order.
+var EphemeralKinds = []string{KindConfigMap, KindSecret, KindJob}
+
+// ephemeralPrefixes are the name prefixes of a build's objects
+// (reference/ocl-domain.md §6.2), read only when the machine-os-build label
+// and annotation are both missing.
+var ephemeralPrefixes = []string{
+	"containerfile-", "mc-", "additionaltrustbundle-", "etc-policy-",
+	"etc-registries-", "digest-", "base-", "final-", buildJobPrefix,
+}
+
+// EphemeralCount is how many objects of one kind a build still has.
+type EphemeralCount struct {
+	MachineOSBuild string
+	Kind           string
+	Count          int
+}
+
+// EphemeralObjects counts the ConfigMaps, Secrets and Jobs labelled
+// on-cluster-layering in the MCO namespace, per build. The MCO deletes them
+// when a build succeeds and keeps them when it fails, so outside a running
+// build they are leftovers. Every kind is listed, with 0, for each build
+// that has any; an object naming no build counts under "".
+func (c *Cluster) EphemeralObjects() []EphemeralCount {
+	counts := map[string]map[string]int{}
+	add := func(kind string, m metav1.ObjectMeta) {
+		if m.Namespace != c.Namespace {
+			return
+		}
+		if _, ok := m.Labels[LabelOnClusterLayering]; !ok {
+			return
+		}
+		owner := ephemeralOwner(m)
+		if counts[owner] == nil {
+			counts[owner] = map[string]int{}
+		}
+		counts[owner][kind]++
+	}
+	for _, o := range c.ConfigMaps {
+		add(KindConfigMap, o.ObjectMeta)
+	}
+	for _, o := range c.Secrets {
+		add(KindSecret, o.ObjectMeta)
+	}
+	for _, o := range c.Jobs {
+		add(KindJob, o.ObjectMeta)
+	}
+
+	builds := make([]string, 0, len(counts))
+	for b := range counts {
+		builds = append(builds, b)
+	}
+	sort.Strings(builds)
+	var out []EphemeralCount
+	for _, b := range builds {
+		for _, k := range EphemeralKinds {
+			out = append(out, EphemeralCount{MachineOSBuild: b, Kind: k, Count: counts[b][k]})
+		}
+	}
+	return out
+}
+
+// ephemeralOwner names the build an object belongs to: the label, else the
+// annotation (Secrets keep none), else the name without its prefix.
+func ephemeralOwner(m metav1.ObjectMeta) string {
+	if b := m.Labels[LabelMachineOSBuild]; b != "" {
+		return b
+	}
+	if b := m.Annotations[LabelMachineOSBuild]; b != "" { // same key as the label
+		return b
+	}
+	for _, p := range ephemeralPrefixes {
+		if b, ok := strings.CutPrefix(m.Name, p); ok && b != "" {
+			return b
+		}
+	}
+	return ""
+}

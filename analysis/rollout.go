@@ -1,0 +1,412 @@
+package analysis
+
+import (
+	"strconv"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ocl-exporter/ocl_exporter/classify"
+)
+
+// Rollout is stage 3: how the pools, and the nodes they manage, apply
+// their configuration and, for layered pools, the built image.
+type Rollout struct {
+	Pools []PoolRollout
+	// Nodes holds every node some pool manages, in the view's order.
+	Nodes []NodeRollout
+}
+
+// PoolRollout is one MachineConfigPool.
+type PoolRollout struct {
+	Name string
+	// Layered is true when a MachineOSConfig targets the pool.
+	Layered bool
+	// Conditions holds the status of each of PoolConditionTypes, in that
+	// order: ConditionStatusTrue, False, Unknown, or "" when the pool does
+	// not report the condition.
+	Conditions []string
+	Machines   MachineCounts
+}
+
+// MachineCounts are the pool's machine counts. All but OnCurrentImage are
+// the MCO's own, from the pool status.
+type MachineCounts struct {
+	Total, Ready, Updated, Unavailable, Degraded int32
+	// OnCurrentImage counts the pool's nodes whose currentImage is the
+	// MachineOSConfig's status.currentImagePullSpec. Only meaningful for a
+	// layered pool.
+	OnCurrentImage int
+}
+
+// NodeRollout is one node and the pool that manages it.
+type NodeRollout struct {
+	Name, Pool string
+	// ImageTracked is true when the node's image matters: its pool is
+	// layered, or it still carries an image annotation while its pool is
+	// no longer layered (reverting to the pool's non-layered config).
+	ImageTracked bool
+	// ImageMismatch is true while desiredImage differs from currentImage,
+	// an absent annotation counting as empty: a layered node not yet on
+	// its image, or a reverting node still booted into one.
+	ImageMismatch bool
+	// State is the MCD's state annotation when it is one of MCDStates,
+	// else "".
+	State string
+	// Phase is the update phase its MachineConfigNode reports (one of
+	// UpdatePhases), or "" when the node has no MachineConfigNode.
+	Phase string
+	// Failure is set while the node's update is failing.
+	Failure *NodeFailure
+}
+
+// NodeFailure is the cause of a node's failing update.
+type NodeFailure struct {
+	Class classify.Class
+	// Excerpt is the classifier's excerpt of the message that decided
+	// Class ("" when no message says anything).
+	Excerpt string
+}
+
+// MCD states, the values of the node's state annotation (reference §4).
+const (
+	MCDStateDone           = "Done"
+	MCDStateWorking        = "Working"
+	MCDStateDegraded       = "Degraded"
+	MCDStateUnreconcilable = "Unreconcilable"
+)
+
+// MCDStates is the closed set of MCD states, in a stable order.
+var MCDStates = []string{MCDStateDone, MCDStateWorking, MCDStateDegraded, MCDStateUnreconcilable}
+
+// PoolConditionTypes are the pool conditions stage 3 reports.
+var PoolConditionTypes = []mcfgv1.MachineConfigPoolConditionType{
+	mcfgv1.MachineConfigPoolUpdated,
+	mcfgv1.MachineConfigPoolUpdating,
+	mcfgv1.MachineConfigPoolDegraded,
+	mcfgv1.MachineConfigPoolNodeDegraded,
+	mcfgv1.MachineConfigPoolRenderDegraded,
+	mcfgv1.MachineConfigPoolImageBuildDegraded,
+}
+
+// Condition statuses as label values, kube-state-metrics style.
+const (
+	ConditionStatusTrue    = "true"
+	ConditionStatusFalse   = "false"
+	ConditionStatusUnknown = "unknown"
+)
+
+// ConditionStatuses is the closed set of condition statuses.
+var ConditionStatuses = []string{ConditionStatusTrue, ConditionStatusFalse, ConditionStatusUnknown}
+
+// PhasePending is the phase of a node whose MachineConfigNode reports no
+// update step at all: no conditions yet, or none but False.
+const PhasePending = "Pending"
+
+// UpdatePhases lists the MachineConfigNode update steps in the order the
+// MCD goes through them, children after their parent: UpdateExecuted holds
+// cordon, drain and the files and OS steps (AppliedFilesAndOS without the
+// ImageModeStatusReporting gate; AppliedFiles, AppliedOSImage and
+// ImagePulledFromRegistry with it), UpdatePostActionComplete holds the
+// reboot, UpdateComplete the uncordon.
+var UpdatePhases = []string{
+	string(mcfgv1.MachineConfigNodeUpdatePrepared),
+	string(mcfgv1.MachineConfigNodeUpdateExecuted),
+	string(mcfgv1.MachineConfigNodeUpdateCordoned),
+	string(mcfgv1.MachineConfigNodeUpdateDrained),
+	string(mcfgv1.MachineConfigNodeUpdateFiles),
+	string(mcfgv1.MachineConfigNodeUpdateFilesAndOS),
+	string(mcfgv1.MachineConfigNodeUpdateOS),
+	string(mcfgv1.MachineConfigNodeImagePulledFromRegistry),
+	string(mcfgv1.MachineConfigNodeUpdatePostActionComplete),
+	string(mcfgv1.MachineConfigNodeUpdateRebooted),
+	string(mcfgv1.MachineConfigNodeUpdateComplete),
+	string(mcfgv1.MachineConfigNodeUpdateUncordoned),
+	string(mcfgv1.MachineConfigNodeResumed),
+	string(mcfgv1.MachineConfigNodeUpdated),
+	PhasePending,
+}
+
+// phaseStep is each update step's position in UpdatePhases. Updated and
+// Pending are not steps: they are decided before the steps are read.
+var phaseStep = func() map[string]int {
+	m := make(map[string]int, len(UpdatePhases))
+	for i, p := range UpdatePhases[:len(UpdatePhases)-2] {
+		m[p] = i
+	}
+	return m
+}()
+
+// Reasons and message prefixes the MCO writes on MachineConfigNode
+// conditions (reference §5.3).
+const (
+	reasonNotYetOccurred = "NotYetOccurred"
+	// msgPullFailed starts ImagePulledFromRegistry=False when a pull
+	// failed. A reset writes False too, but keeps the old message behind
+	// "Action during update to ...", so only this prefix means failure.
+	msgPullFailed = "Failed to pull"
+)
+
+// AnalyzeRollout reports every pool and every node a pool manages.
+func AnalyzeRollout(c *Cluster) Rollout {
+	pools := make(map[string]*poolState, len(c.MachineConfigPools))
+	for _, p := range c.MachineConfigPools {
+		pools[p.Name] = &poolState{pool: p}
+	}
+	for _, m := range c.MachineOSConfigs {
+		if ps := pools[m.Spec.MachineConfigPool.Name]; ps != nil {
+			ps.mosc = m
+		}
+	}
+	mcns := make(map[string]*mcfgv1.MachineConfigNode, len(c.MachineConfigNodes))
+	for _, m := range c.MachineConfigNodes {
+		mcns[m.Name] = m
+	}
+
+	selectors := c.NodePools()
+	out := Rollout{Nodes: make([]NodeRollout, 0, len(c.Nodes))}
+	for _, n := range c.Nodes {
+		ps := pools[selectors.PoolOf(n.Labels)]
+		if ps == nil {
+			continue // no pool manages it, so the MCO does not update it
+		}
+		nr := analyzeNode(n, ps, mcns[n.Name])
+		if ps.mosc != nil && ps.mosc.Status.CurrentImagePullSpec != "" &&
+			n.Annotations[NodeAnnotationCurrentImage] == string(ps.mosc.Status.CurrentImagePullSpec) {
+			ps.onCurrentImage++
+		}
+		out.Nodes = append(out.Nodes, nr)
+	}
+
+	out.Pools = make([]PoolRollout, 0, len(c.MachineConfigPools))
+	for _, p := range c.MachineConfigPools {
+		out.Pools = append(out.Pools, pools[p.Name].rollout())
+	}
+	return out
+}
+
+// poolState is a pool and what is learnt about it while reading nodes.
+type poolState struct {
+	pool *mcfgv1.MachineConfigPool
+	mosc *mcfgv1.MachineOSConfig
+	// reports is what the NodeDegraded message says per node, parsed on
+	// first use.
+	reports        map[string][]string
+	onCurrentImage int
+}
+
+func (ps *poolState) rollout() PoolRollout {
+	st := ps.pool.Status
+	r := PoolRollout{
+		Name:       ps.pool.Name,
+		Layered:    ps.mosc != nil,
+		Conditions: make([]string, len(PoolConditionTypes)),
+		Machines: MachineCounts{
+			Total:          st.MachineCount,
+			Ready:          st.ReadyMachineCount,
+			Updated:        st.UpdatedMachineCount,
+			Unavailable:    st.UnavailableMachineCount,
+			Degraded:       st.DegradedMachineCount,
+			OnCurrentImage: ps.onCurrentImage,
+		},
+	}
+	for i, t := range PoolConditionTypes {
+		if cond := FindPoolCondition(ps.pool, t); cond != nil {
+			r.Conditions[i] = conditionStatus(string(cond.Status))
+		}
+	}
+	return r
+}
+
+// nodeReports returns what the pool's NodeDegraded message quotes of node.
+func (ps *poolState) nodeReports(node string) []string {
+	if ps.reports == nil {
+		ps.reports = map[string][]string{}
+		if cond := FindPoolCondition(ps.pool, mcfgv1.MachineConfigPoolNodeDegraded); cond != nil && cond.Status == corev1.ConditionTrue {
+			ps.reports = parseNodeReports(cond.Message)
+		}
+	}
+	return ps.reports[node]
+}
+
+// conditionStatus maps a condition status to its label value; anything
+// but True or False is unknown.
+func conditionStatus(s string) string {
+	switch s {
+	case string(metav1.ConditionTrue):
+		return ConditionStatusTrue
+	case string(metav1.ConditionFalse):
+		return ConditionStatusFalse
+	}
+	return ConditionStatusUnknown
+}
+
+func analyzeNode(n *metav1.PartialObjectMetadata, ps *poolState, mcn *mcfgv1.MachineConfigNode) NodeRollout {
+	desired, hasDesired := n.Annotations[NodeAnnotationDesiredImage]
+	current, hasCurrent := n.Annotations[NodeAnnotationCurrentImage]
+	nr := NodeRollout{
+		Name:          n.Name,
+		Pool:          ps.pool.Name,
+		ImageTracked:  ps.mosc != nil || hasDesired || hasCurrent,
+		ImageMismatch: desired != current,
+		State:         mcdState(n.Annotations[NodeAnnotationState]),
+	}
+	var conds []metav1.Condition
+	if mcn != nil {
+		conds = mcn.Status.Conditions
+		nr.Phase = updatePhase(conds)
+	}
+	nr.Failure = nodeFailure(n, nr.State, conds, ps)
+	return nr
+}
+
+func mcdState(s string) string {
+	switch s {
+	case MCDStateDone, MCDStateWorking, MCDStateDegraded, MCDStateUnreconcilable:
+		return s
+	}
+	return ""
+}
+
+// updatePhase is the step a MachineConfigNode's update is in. The MCD marks
+// a step Unknown while in it and True when done, and resets every step to
+// False when an update starts and once it is complete. So Updated=True is
+// done, else the phase is the last step in progress, else the last step
+// done (the next has not started yet). The result depends on the set of
+// conditions, not their order or how many there are.
+func updatePhase(conds []metav1.Condition) string {
+	lastUnknown, lastTrue := -1, -1
+	for i := range conds {
+		c := &conds[i]
+		if c.Type == string(mcfgv1.MachineConfigNodeUpdated) {
+			if c.Status == metav1.ConditionTrue {
+				return c.Type
+			}
+			continue
+		}
+		step, ok := phaseStep[c.Type]
+		if !ok {
+			continue
+		}
+		switch c.Status {
+		case metav1.ConditionTrue:
+			lastTrue = max(lastTrue, step)
+		case metav1.ConditionFalse:
+		default:
+			lastUnknown = max(lastUnknown, step)
+		}
+	}
+	switch {
+	case lastUnknown >= 0:
+		return UpdatePhases[lastUnknown]
+	case lastTrue >= 0:
+		return UpdatePhases[lastTrue]
+	}
+	return PhasePending
+}
+
+// nodeFailure returns why the node's update fails, or nil when it does not:
+// the MCD marked the node Degraded or Unreconcilable, or its
+// MachineConfigNode says NodeDegraded or a failed image pull. The cause is
+// read from every place the MCO writes it, most detailed first: the node's
+// reason annotation (the full error, up to 2000 bytes), the
+// MachineConfigNode conditions, and what the pool's NodeDegraded message
+// quotes of the node. The most specific class wins.
+func nodeFailure(n *metav1.PartialObjectMetadata, state string, conds []metav1.Condition, ps *poolState) *NodeFailure {
+	degraded := FindCondition(conds, string(mcfgv1.MachineConfigNodeNodeDegraded))
+	pulled := FindCondition(conds, string(mcfgv1.MachineConfigNodeImagePulledFromRegistry))
+	mcnDegraded := degraded != nil && degraded.Status == metav1.ConditionTrue
+	pullFailed := pulled != nil && pulled.Status == metav1.ConditionFalse && strings.HasPrefix(pulled.Message, msgPullFailed)
+	if state != MCDStateDegraded && state != MCDStateUnreconcilable && !mcnDegraded && !pullFailed {
+		return nil
+	}
+
+	var best classify.Result
+	found := false
+	consider := func(m classify.Message) {
+		if strings.TrimSpace(m.Text) == "" {
+			return
+		}
+		r := classify.Classify(m)
+		if !found || specificity(r.Class) > specificity(best.Class) {
+			best, found = r, true
+		}
+	}
+	consider(classify.Message{Origin: classify.OriginNodeReason, Text: n.Annotations[NodeAnnotationReason]})
+	if mcnDegraded {
+		consider(mcnMessage(degraded))
+	}
+	if pullFailed {
+		consider(mcnMessage(pulled))
+	}
+	if applied := FindCondition(conds, string(mcfgv1.MachineConfigNodeUpdateOS)); applied != nil &&
+		applied.Status != metav1.ConditionTrue && applied.Reason != reasonNotYetOccurred {
+		consider(mcnMessage(applied))
+	}
+	for _, text := range ps.nodeReports(n.Name) {
+		consider(classify.Message{Origin: classify.OriginPoolCondition, Text: text})
+	}
+
+	if !found {
+		best.Class = classify.Unknown
+	}
+	if best.Class == classify.Unknown && state == MCDStateUnreconcilable {
+		// The MCD only says Unreconcilable for a MachineConfig change it
+		// cannot apply in place, whatever the wording.
+		best.Class = classify.Unreconcilable
+	}
+	return &NodeFailure{Class: best.Class, Excerpt: best.Excerpt}
+}
+
+func mcnMessage(c *metav1.Condition) classify.Message {
+	return classify.Message{Origin: classify.OriginMCNCondition, Reason: c.Reason, Text: c.Message}
+}
+
+// specificity ranks classes: any named cause beats os_update_timeout (the
+// MCD's "after retries" wrapper around the cause), which beats unknown.
+func specificity(c classify.Class) int {
+	switch c {
+	case classify.Unknown:
+		return 0
+	case classify.OSUpdateTimeout:
+		return 1
+	}
+	return 2
+}
+
+// Parts of the pool's NodeDegraded message, a ", "-joined list of
+// `Node %s is reporting: %q` (reference §5.2).
+const (
+	reportNode = "Node "
+	reportSays = " is reporting: "
+)
+
+// parseNodeReports splits a pool NodeDegraded message into the messages
+// each node reported. A node can be listed more than once (its
+// MachineConfigNode message and its reason annotation).
+func parseNodeReports(msg string) map[string][]string {
+	out := map[string][]string{}
+	for {
+		i := strings.Index(msg, reportNode)
+		if i < 0 {
+			return out
+		}
+		msg = msg[i+len(reportNode):]
+		j := strings.Index(msg, reportSays)
+		if j < 0 {
+			return out
+		}
+		name, rest := msg[:j], msg[j+len(reportSays):]
+		quoted, err := strconv.QuotedPrefix(rest)
+		if err != nil || strings.ContainsAny(name, " \t\n") {
+			msg = rest // not an entry, or cut short: look for the next one
+			continue
+		}
+		if text, err := strconv.Unquote(quoted); err == nil {
+			out[name] = append(out[name], text)
+		}
+		msg = rest[len(quoted):]
+	}
+}

@@ -1,0 +1,114 @@
+package collector
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ocl-exporter/ocl_exporter/analysis"
+)
+
+// buildStage exports stage 2: MachineOSBuilds, their Job and pods, the
+// cause of a failure, and the objects failed builds leave behind.
+type buildStage struct {
+	history int
+
+	phase, info               *Spec
+	created, started, ended   *Spec
+	podFailures               *Spec
+	failureClass, failureInfo *Spec
+	ephemeral                 *Spec
+	waiting, waitingSince     *Spec
+}
+
+func newBuildStage(opts Options) *buildStage {
+	build := []string{"machineosbuild", "machineosconfig", "pool"}
+	with := func(extra ...string) []string { return append(append([]string(nil), build...), extra...) }
+	return &buildStage{
+		history: opts.BuildHistory,
+		phase: newSpec("mosb_build_phase",
+			"1 for the phase the MachineOSBuild is in (Initial, Prepared, Building, Succeeded, Failed, Interrupted, read from its conditions; a synthetic pre-built build is Succeeded), 0 for the other phases.",
+			with("phase")...),
+		info: newSpec("mosb_info",
+			"Always 1 per exported MachineOSBuild: the rendered MachineConfig it builds, the digested image once pushed (empty before), and pre_built=\"true\" for the synthetic build of an install-time pre-built image.",
+			with("rendered_machine_config", "image", "pre_built")...),
+		created: newSpec("mosb_creation_timestamp_seconds",
+			"Unix time the MachineOSBuild was created.",
+			build...),
+		started: newSpec("mosb_build_start_timestamp_seconds",
+			"Unix time the MachineOSBuild's build Job started (status.buildStart); absent until it starts.",
+			build...),
+		ended: newSpec("mosb_build_end_timestamp_seconds",
+			"Unix time the MachineOSBuild succeeded, failed or was interrupted (status.buildEnd); absent while it runs.",
+			build...),
+		podFailures: newSpec("mosb_build_pod_failures",
+			"Build pods of the MachineOSBuild's Job that failed so far (Job status.failed, else the failed pods left); the build reads Failed only after 4, so a value above 0 on a Building build means it is retrying.",
+			build...),
+		failureClass: newSpec("mosb_failure_class",
+			"1 with the parsed cause (class) while the MachineOSBuild is Failed or Interrupted, or still running with failed or stuck build pods; no series while the build is fine.",
+			with("class")...),
+		failureInfo: newSpec("mosb_failure_info",
+			"Always 1, one series per failing MachineOSBuild: the line that decided its failure class (at most 200 bytes, empty when nothing explains it), for alert descriptions.",
+			with("class", "excerpt")...),
+		ephemeral: newSpec("ocl_build_ephemeral_objects",
+			"Ephemeral build objects (kind ConfigMap, Secret, Job labelled machineconfiguration.openshift.io/on-cluster-layering) still present in the MCO namespace for the MachineOSBuild; they exist while a build runs and are left behind when it fails, 0 when none of that kind is left.",
+			"kind", "machineosbuild"),
+		waiting: newSpec("mosc_waiting_for_build",
+			"1 while the pool's rendered MachineConfig has no MachineOSBuild of this MachineOSConfig yet (the build has not been created), 0 otherwise.",
+			"machineosconfig", "pool"),
+		waitingSince: newSpec("mosc_waiting_for_build_since_timestamp_seconds",
+			"Unix time the MachineOSConfig started waiting for its build: its creation, or the pool's last change to Updating=True if later; present only while mosc_waiting_for_build is 1.",
+			"machineosconfig", "pool"),
+	}
+}
+
+func (s *buildStage) specs() []*Spec {
+	return []*Spec{
+		s.phase, s.info, s.created, s.started, s.ended, s.podFailures,
+		s.failureClass, s.failureInfo, s.ephemeral, s.waiting, s.waitingSince,
+	}
+}
+
+func (s *buildStage) collect(c *analysis.Cluster, ch chan<- prometheus.Metric) {
+	for _, b := range c.Builds(s.history) {
+		s.collectBuild(b, ch)
+	}
+	for _, e := range c.EphemeralObjects() {
+		ch <- s.ephemeral.gauge(float64(e.Count), e.Kind, e.MachineOSBuild)
+	}
+	for _, w := range c.BuildWaits() {
+		ch <- s.waiting.gauge(boolean(w.Waiting), w.MachineOSConfig, w.Pool)
+		if w.Waiting && !w.Since.IsZero() {
+			ch <- s.waitingSince.gauge(unixSeconds(w.Since), w.MachineOSConfig, w.Pool)
+		}
+	}
+}
+
+func (s *buildStage) collectBuild(b analysis.Build, ch chan<- prometheus.Metric) {
+	id := []string{b.Name, b.MachineOSConfig, b.Pool}
+	with := func(extra ...string) []string { return append(append([]string(nil), id...), extra...) }
+
+	for _, p := range analysis.BuildPhases {
+		ch <- s.phase.gauge(boolean(p == b.Phase), with(string(p))...)
+	}
+	ch <- s.info.gauge(1, with(b.RenderedConfig, b.Image, strconv.FormatBool(b.PreBuilt))...)
+	for _, ts := range []struct {
+		spec *Spec
+		t    time.Time
+	}{{s.created, b.Created}, {s.started, b.Started}, {s.ended, b.Ended}} {
+		if !ts.t.IsZero() {
+			ch <- ts.spec.gauge(unixSeconds(ts.t), id...)
+		}
+	}
+	ch <- s.podFailures.gauge(float64(b.PodFailures), id...)
+	if f := b.Failure; f != nil {
+		ch <- s.failureClass.gauge(1, with(string(f.Class))...)
+		ch <- s.failureInfo.gauge(1, with(string(f.Class), f.Excerpt)...)
+	}
+}
+
+// unixSeconds is t as a Unix timestamp, with sub-second precision.
+func unixSeconds(t time.Time) float64 {
+	return float64(t.UnixNano()) / 1e9
+}

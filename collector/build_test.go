@@ -1,0 +1,19 @@
+package collector
+
+import "testing"
+
+func TestBuildStage(t *testing.T) {
+	testStage(t, "build", func() stage { return newBuildStage(DefaultOptions) },
+		"seed004-build-failed",
+		"seed004-build-evicted-retrying",
+		"seed004-waiting-for-build",
+		"seed003-prebuilt-seeded",
+		"seed003-prebuilt-no-component-mc",
+		"seed002-manifest-unknown",
+		"healthy-rollout-done",
+		"stage2-push-rejected",
+		"stage2-base-pull-refused",
+		"stage2-interrupted",
+		"stage2-builder-image-pull",
+	)
+}

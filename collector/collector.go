@@ -1,0 +1,109 @@
+// Package collector turns the analysis of one cluster view into Prometheus
+// metrics. Collect reads the source's caches, never the API server, so a
+// scrape costs no API call.
+package collector
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ocl-exporter/ocl_exporter/analysis"
+	"github.com/ocl-exporter/ocl_exporter/source"
+)
+
+// Source is what the collectors read: the cluster view and how fresh it is.
+type Source interface {
+	Cluster(now time.Time) *analysis.Cluster
+	Status() []source.ResourceStatus
+}
+
+// Options tune what is exported.
+type Options struct {
+	// BuildHistory is how many MachineOSBuilds per MachineOSConfig are
+	// exported besides the current one: the MCO never prunes successful
+	// builds, and series must stay bounded.
+	BuildHistory int
+}
+
+// DefaultOptions are the flag defaults.
+var DefaultOptions = Options{BuildHistory: 3}
+
+// stage exports the metrics of one part of the OCL flow.
+type stage interface {
+	specs() []*Spec
+	collect(c *analysis.Cluster, ch chan<- prometheus.Metric)
+}
+
+// Collector exports every stage from one view of the cluster per scrape.
+type Collector struct {
+	src    Source
+	now    func() time.Time
+	stages []stage
+}
+
+// New returns the OCL collector.
+func New(src Source, opts Options) *Collector {
+	return &Collector{
+		src: src,
+		now: time.Now,
+		stages: []stage{
+			newExporterStage(src),
+			// stage 1: MachineOSConfig, secrets, builder, operator
+			newConfigStage(),
+			// stage 2: MachineOSBuild, Job, pods, leftovers
+			newBuildStage(opts),
+			// stage 3: nodes, MachineConfigNodes, pools
+			newRolloutStage(),
+		},
+	}
+}
+
+// Specs lists every metric family the collector can emit, for the docs.
+func (c *Collector) Specs() []*Spec {
+	var out []*Spec
+	for _, s := range c.stages {
+		out = append(out, s.specs()...)
+	}
+	return out
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, s := range c.Specs() {
+		ch <- s.desc
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	view := c.src.Cluster(c.now())
+	for _, s := range c.stages {
+		s.collect(view, ch)
+	}
+}
+
+// Spec is one documented gauge family.
+type Spec struct {
+	Name   string
+	Help   string
+	Labels []string
+	desc   *prometheus.Desc
+}
+
+func newSpec(name, help string, labels ...string) *Spec {
+	return &Spec{Name: name, Help: help, Labels: labels, desc: prometheus.NewDesc(name, help, labels, nil)}
+}
+
+// gauge is one sample of the family; label values in Labels order.
+func (s *Spec) gauge(v float64, labelValues ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, v, labelValues...)
+}
+
+// boolean is 1 for true, 0 for false.
+func boolean(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,131 @@
+package collector
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ocl-exporter/ocl_exporter/analysis"
+)
+
+// configStage exports stage 1: each MachineOSConfig and what it needs
+// before a build can start (its pool, its secrets, a valid push spec), the
+// install-time pre-built image, the machine-os-builder, and the operator's
+// Degraded condition, where the MCO reports what blocks the builder.
+type configStage struct {
+	info, secretMissing, poolMissing, pushSpecValid *Spec
+	currentBuild, currentImage, rebuild             *Spec
+
+	prebuiltInfo, prebuiltDigested, prebuiltSeeded, prebuiltMCMissing *Spec
+
+	configs, builderReady                             *Spec
+	operatorDegraded, operatorDegradedInfo, lastEvent *Spec
+}
+
+func newConfigStage() *configStage {
+	mosc := []string{"machineosconfig", "pool"}
+	with := func(extra ...string) []string { return append(append([]string{}, mosc...), extra...) }
+	return &configStage{
+		info: newSpec("mosc_info",
+			"Always 1 per MachineOSConfig; labels name its pool and its spec.renderedImagePushSpec.",
+			with("rendered_image_push_spec")...),
+		secretMissing: newSpec("mosc_secret_missing",
+			"1 if the Secret a MachineOSConfig field names (baseImagePullSecret, global-pull-secret-copy when omitted, or renderedImagePushSecret) is absent from the MCO namespace, so the machine-os-builder cannot start; 0 if it exists.",
+			with("field", "secret")...),
+		poolMissing: newSpec("mosc_pool_missing",
+			"1 if the MachineConfigPool a MachineOSConfig references does not exist, 0 if it does.",
+			mosc...),
+		pushSpecValid: newSpec("mosc_push_spec_valid",
+			"1 if the MachineOSConfig's renderedImagePushSpec is a fully qualified, lower-case image reference with a tag as the MCO's reference parser requires, 0 if the MCO will reject it.",
+			"machineosconfig"),
+		currentBuild: newSpec("mosc_current_build_info",
+			"1 for the MachineOSBuild named by the MachineOSConfig's current-machine-os-build annotation; absent while the annotation is unset.",
+			with("machineosbuild")...),
+		currentImage: newSpec("mosc_current_image_info",
+			"1 for the image the MachineOSConfig's nodes are targeted to (status.currentImagePullSpec); absent before the first successful build.",
+			with("image")...),
+		rebuild: newSpec("mosc_rebuild_requested",
+			"1 while the MachineOSConfig carries the rebuild annotation (a rebuild is requested and not finished), 0 otherwise.",
+			mosc...),
+		prebuiltInfo: newSpec("mosc_prebuilt_image_info",
+			"1 while the MachineOSConfig carries the install-time pre-built-image annotation, with its value; the MCO removes the annotation once seeding is done.",
+			with("image")...),
+		prebuiltDigested: newSpec("mosc_prebuilt_image_digested",
+			"1 if the pre-built-image annotation is a digested reference (name@sha256:<64 hex>) as the MCO requires, 0 if it is a tag or otherwise invalid; only while the annotation is present.",
+			mosc...),
+		prebuiltSeeded: newSpec("mosc_prebuilt_image_seeded",
+			"1 if a MachineOSConfig using an install-time pre-built image has its Seeded condition True, 0 while seeding has not happened; absent for MachineOSConfigs without a pre-built image.",
+			mosc...),
+		prebuiltMCMissing: newSpec("mosc_prebuilt_image_machineconfig_missing",
+			"1 if the component MachineConfig 10-prebuiltimage-osimageurl-<pool> of a MachineOSConfig using a pre-built image is absent (the MCO requires it once seeded), 0 if it exists; absent for MachineOSConfigs without a pre-built image.",
+			mosc...),
+		configs: newSpec("ocl_machineosconfigs",
+			"Number of MachineOSConfigs; with at least one, the operator should run the machine-os-builder."),
+		builderReady: newSpec("ocl_machine_os_builder_ready",
+			"1 if the machine-os-builder Deployment in the MCO namespace has a ready pod, 0 if it has none or does not exist."),
+		operatorDegraded: newSpec("ocl_operator_degraded",
+			"1 while ClusterOperator machine-config is Degraded, with the condition reason and the parsed class of its message; while it is not Degraded a single series with empty reason and class is 0.",
+			"reason", "class"),
+		operatorDegradedInfo: newSpec("ocl_operator_degraded_info",
+			"1 while ClusterOperator machine-config is Degraded, with the excerpt of its message that decided the class (at most 200 bytes); absent otherwise.",
+			"reason", "class", "excerpt"),
+		lastEvent: newSpec("ocl_operator_degraded_event_timestamp_seconds",
+			"Unix time of the newest Warning event in the MCO namespace, per reason and parsed class, that the operator emitted while Degraded (reason OperatorDegraded: <reason>) or that concerns a MachineOSConfig; it outlives a recovered Degraded condition for the event TTL.",
+			"reason", "class"),
+	}
+}
+
+func (s *configStage) specs() []*Spec {
+	return []*Spec{
+		s.info, s.secretMissing, s.poolMissing, s.pushSpecValid,
+		s.currentBuild, s.currentImage, s.rebuild,
+		s.prebuiltInfo, s.prebuiltDigested, s.prebuiltSeeded, s.prebuiltMCMissing,
+		s.configs, s.builderReady,
+		s.operatorDegraded, s.operatorDegradedInfo, s.lastEvent,
+	}
+}
+
+func (s *configStage) collect(c *analysis.Cluster, ch chan<- prometheus.Metric) {
+	for _, f := range analysis.MachineOSConfigFindings(c) {
+		s.collectMachineOSConfig(f, ch)
+	}
+
+	b := analysis.Builder(c)
+	ch <- s.configs.gauge(float64(b.MachineOSConfigs))
+	ch <- s.builderReady.gauge(boolean(b.Ready))
+
+	if op := analysis.Operator(c); op != nil {
+		ch <- s.operatorDegraded.gauge(boolean(op.Degraded), op.Reason, string(op.Class))
+		if op.Degraded {
+			ch <- s.operatorDegradedInfo.gauge(1, op.Reason, string(op.Class), op.Excerpt)
+		}
+	}
+	for _, e := range analysis.DegradedEvents(c) {
+		ch <- s.lastEvent.gauge(float64(e.Last.Unix()), e.Reason, string(e.Class))
+	}
+}
+
+func (s *configStage) collectMachineOSConfig(f analysis.MachineOSConfigFinding, ch chan<- prometheus.Metric) {
+	ch <- s.info.gauge(1, f.Name, f.Pool, f.PushSpec)
+	for _, sec := range f.Secrets {
+		ch <- s.secretMissing.gauge(boolean(sec.Missing), f.Name, f.Pool, sec.Field, sec.Name)
+	}
+	ch <- s.poolMissing.gauge(boolean(f.PoolMissing), f.Name, f.Pool)
+	ch <- s.pushSpecValid.gauge(boolean(f.PushSpecValid), f.Name)
+	if f.CurrentBuild != "" {
+		ch <- s.currentBuild.gauge(1, f.Name, f.Pool, f.CurrentBuild)
+	}
+	if f.CurrentImage != "" {
+		ch <- s.currentImage.gauge(1, f.Name, f.Pool, f.CurrentImage)
+	}
+	ch <- s.rebuild.gauge(boolean(f.RebuildRequested), f.Name, f.Pool)
+
+	p := f.PreBuilt
+	if p == nil {
+		return
+	}
+	if p.Annotated {
+		ch <- s.prebuiltInfo.gauge(1, f.Name, f.Pool, p.Image)
+		ch <- s.prebuiltDigested.gauge(boolean(p.Digested), f.Name, f.Pool)
+	}
+	ch <- s.prebuiltSeeded.gauge(boolean(p.Seeded), f.Name, f.Pool)
+	ch <- s.prebuiltMCMissing.gauge(boolean(!p.MachineConfig), f.Name, f.Pool)
+}

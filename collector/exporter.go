@@ -1,0 +1,31 @@
+package collector
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ocl-exporter/ocl_exporter/analysis"
+)
+
+// exporterStage reports the exporter's own view of the API: which watched
+// resources it can read, so "no objects" and "cannot see" differ.
+type exporterStage struct {
+	src       Source
+	available *Spec
+}
+
+func newExporterStage(src Source) *exporterStage {
+	return &exporterStage{
+		src: src,
+		available: newSpec("ocl_exporter_resource_available",
+			"1 if the watched resource is served and readable by the exporter, 0 if its last list or watch failed (CRD missing, permission denied, API server unreachable); metrics derived from it are stale or absent while 0.",
+			"resource"),
+	}
+}
+
+func (s *exporterStage) specs() []*Spec { return []*Spec{s.available} }
+
+func (s *exporterStage) collect(_ *analysis.Cluster, ch chan<- prometheus.Metric) {
+	for _, st := range s.src.Status() {
+		ch <- s.available.gauge(boolean(st.Available), st.Resource)
+	}
+}

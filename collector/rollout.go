@@ -1,0 +1,101 @@
+package collector
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ocl-exporter/ocl_exporter/analysis"
+)
+
+// rolloutStage exports stage 3: pools and their nodes applying the
+// configuration and, for layered pools, the built image.
+type rolloutStage struct {
+	imageMismatch, mcdState, updatePhase, failureClass, failureInfo *Spec
+	poolCondition, poolMachines, poolLayered                        *Spec
+}
+
+func newRolloutStage() *rolloutStage {
+	return &rolloutStage{
+		imageMismatch: newSpec("node_layered_image_mismatch",
+			"1 while the node's desiredImage annotation differs from its currentImage annotation (the node has not booted the layered image it is targeted to, or is still booted into one while reverting to a non-layered pool), 0 once they match. Reported for nodes of layered pools and for nodes that still carry an image annotation.",
+			"node", "pool"),
+		mcdState: newSpec("node_mcd_state",
+			"1 for the state the machine-config-daemon reports in the node's state annotation (Done, Working, Degraded, Unreconcilable), 0 for the others; all 0 when the annotation is missing or unknown.",
+			"node", "pool", "state"),
+		updatePhase: newSpec("node_update_phase",
+			"Always 1; the phase label is the update step the node's MachineConfigNode reports: the last step in progress, else the last step done, Updated when the node is up to date, Pending when no step has started. No series for a node without a MachineConfigNode.",
+			"node", "pool", "phase"),
+		failureClass: newSpec("node_update_failure_class",
+			"1 while the node's update is failing (MCD state Degraded or Unreconcilable, MachineConfigNode NodeDegraded, or a failed image pull), with the most specific cause found in the node reason, MachineConfigNode and pool messages; no series otherwise.",
+			"node", "pool", "class"),
+		failureInfo: newSpec("node_update_failure_info",
+			"1 while the node's update is failing, with the class and the excerpt (at most 200 bytes) of the message that decided it; no series otherwise.",
+			"node", "pool", "class", "excerpt"),
+		poolCondition: newSpec("ocl_pool_condition",
+			"1 for the status (true, false, unknown) of the MachineConfigPool condition, 0 for the other two; all three 0 when the pool does not report the condition.",
+			"pool", "condition", "status"),
+		poolMachines: newSpec("ocl_pool_machines",
+			"Machines of the MachineConfigPool by state: total, ready, updated, unavailable and degraded as the pool status counts them, and, for layered pools, on_current_image: nodes whose currentImage annotation is the MachineOSConfig's status.currentImagePullSpec.",
+			"pool", "state"),
+		poolLayered: newSpec("ocl_pool_layered",
+			"1 if a MachineOSConfig targets the MachineConfigPool (image mode), 0 if not.",
+			"pool"),
+	}
+}
+
+func (s *rolloutStage) specs() []*Spec {
+	return []*Spec{
+		s.imageMismatch, s.mcdState, s.updatePhase, s.failureClass, s.failureInfo,
+		s.poolCondition, s.poolMachines, s.poolLayered,
+	}
+}
+
+func (s *rolloutStage) collect(c *analysis.Cluster, ch chan<- prometheus.Metric) {
+	r := analysis.AnalyzeRollout(c)
+	for i := range r.Pools {
+		s.collectPool(&r.Pools[i], ch)
+	}
+	for i := range r.Nodes {
+		s.collectNode(&r.Nodes[i], ch)
+	}
+}
+
+func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus.Metric) {
+	ch <- s.poolLayered.gauge(boolean(p.Layered), p.Name)
+	for i, t := range analysis.PoolConditionTypes {
+		for _, st := range analysis.ConditionStatuses {
+			ch <- s.poolCondition.gauge(boolean(p.Conditions[i] == st), p.Name, string(t), st)
+		}
+	}
+	m := p.Machines
+	for _, c := range []struct {
+		state string
+		n     int32
+	}{
+		{"total", m.Total},
+		{"ready", m.Ready},
+		{"updated", m.Updated},
+		{"unavailable", m.Unavailable},
+		{"degraded", m.Degraded},
+	} {
+		ch <- s.poolMachines.gauge(float64(c.n), p.Name, c.state)
+	}
+	if p.Layered {
+		ch <- s.poolMachines.gauge(float64(m.OnCurrentImage), p.Name, "on_current_image")
+	}
+}
+
+func (s *rolloutStage) collectNode(n *analysis.NodeRollout, ch chan<- prometheus.Metric) {
+	if n.ImageTracked {
+		ch <- s.imageMismatch.gauge(boolean(n.ImageMismatch), n.Name, n.Pool)
+	}
+	for _, st := range analysis.MCDStates {
+		ch <- s.mcdState.gauge(boolean(n.State == st), n.Name, n.Pool, st)
+	}
+	if n.Phase != "" {
+		ch <- s.updatePhase.gauge(1, n.Name, n.Pool, n.Phase)
+	}
+	if f := n.Failure; f != nil {
+		ch <- s.failureClass.gauge(1, n.Name, n.Pool, string(f.Class))
+		ch <- s.failureInfo.gauge(1, n.Name, n.Pool, string(f.Class), f.Excerpt)
+	}
+}
