@@ -1,0 +1,225 @@
+// Command bundle writes the generated part of the deploy bundle from its
+// single sources of truth: the PrometheusRule from the plain rule files
+// alerts/*rules.yaml (what promtool checks and tests), and one console
+// dashboard ConfigMap per dashboards/*.json. Run it from the repository root
+// (make bundle); the test next to it fails when deploy/base/generated/ differs
+// from what it would write.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	// GeneratedDir holds everything this command writes, and nothing else.
+	GeneratedDir = "deploy/base/generated"
+	// Namespace is where the exporter and its PrometheusRule live.
+	Namespace = "ocl-exporter"
+	// DashboardNamespace and DashboardLabel are where the OpenShift console
+	// looks for dashboards.
+	DashboardNamespace = "openshift-config-managed"
+	DashboardLabel     = "console.openshift.io/dashboard"
+
+	rulesGlob      = "alerts/*rules.yaml"
+	dashboardsGlob = "dashboards/*.json"
+	ruleFile       = "prometheusrule.yaml"
+)
+
+func main() {
+	root := flag.String("root", ".", "repository root")
+	flag.Parse()
+	if err := write(*root); err != nil {
+		fmt.Fprintln(os.Stderr, "bundle:", err)
+		os.Exit(1)
+	}
+}
+
+// write replaces the contents of deploy/base/generated/ with Generate's.
+func write(root string) error {
+	files, err := Generate(root)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(root, GeneratedDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	old, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range old {
+		if _, keep := files[e.Name()]; !keep && !e.IsDir() {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Generate returns the files of deploy/base/generated/ by name: a
+// kustomization.yaml listing the others, the PrometheusRule when alerts/
+// has rule groups, and a ConfigMap per dashboard. No rule files or no
+// dashboards (yet) is not an error.
+func Generate(root string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	var resources []string
+
+	groups, sources, err := ReadRuleGroups(root)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) > 0 {
+		b, err := render(PrometheusRule(groups), strings.Join(sources, ", "))
+		if err != nil {
+			return nil, err
+		}
+		files[ruleFile] = b
+		resources = append(resources, ruleFile)
+	}
+
+	dashboards, err := filepath.Glob(filepath.Join(root, dashboardsGlob))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(dashboards)
+	for _, path := range dashboards {
+		cm, err := DashboardConfigMap(path)
+		if err != nil {
+			return nil, err
+		}
+		b, err := render(cm, filepath.ToSlash(filepath.Join("dashboards", filepath.Base(path))))
+		if err != nil {
+			return nil, err
+		}
+		name := "dashboard-" + slug(strings.TrimSuffix(filepath.Base(path), ".json")) + ".yaml"
+		if _, dup := files[name]; dup {
+			return nil, fmt.Errorf("%s: two dashboards map to %s", path, name)
+		}
+		files[name] = b
+		resources = append(resources, name)
+	}
+
+	var k bytes.Buffer
+	k.WriteString(header("alerts/*rules.yaml and dashboards/*.json"))
+	k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n")
+	if len(resources) == 0 {
+		k.WriteString("resources: []\n")
+	} else {
+		k.WriteString("resources:\n")
+		for _, r := range resources {
+			k.WriteString("  - " + r + "\n")
+		}
+	}
+	files["kustomization.yaml"] = k.Bytes()
+	return files, nil
+}
+
+// ReadRuleGroups reads the rule groups of alerts/*rules.yaml in file name
+// order, strictly: a field the PrometheusRule CRD does not know fails here
+// instead of vanishing from the cluster's copy.
+func ReadRuleGroups(root string) ([]monitoringv1.RuleGroup, []string, error) {
+	paths, err := filepath.Glob(filepath.Join(root, rulesGlob))
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(paths)
+	var groups []monitoringv1.RuleGroup
+	var sources []string
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		var f struct {
+			Groups []monitoringv1.RuleGroup `json:"groups"`
+		}
+		if err := yaml.UnmarshalStrict(b, &f); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		groups = append(groups, f.Groups...)
+		sources = append(sources, filepath.ToSlash(filepath.Join("alerts", filepath.Base(path))))
+	}
+	seen := map[string]bool{}
+	for _, g := range groups {
+		if seen[g.Name] {
+			return nil, nil, fmt.Errorf("rule group %q appears twice in %s", g.Name, rulesGlob)
+		}
+		seen[g.Name] = true
+	}
+	return groups, sources, nil
+}
+
+// PrometheusRule wraps the groups for the prometheus-operator.
+func PrometheusRule(groups []monitoringv1.RuleGroup) *monitoringv1.PrometheusRule {
+	return &monitoringv1.PrometheusRule{
+		TypeMeta: metav1.TypeMeta{APIVersion: monitoringv1.SchemeGroupVersion.String(), Kind: monitoringv1.PrometheusRuleKind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "ocl-exporter", Namespace: Namespace,
+			Labels: map[string]string{"app.kubernetes.io/name": "ocl-exporter", "role": "alert-rules"},
+		},
+		Spec: monitoringv1.PrometheusRuleSpec{Groups: groups},
+	}
+}
+
+// DashboardConfigMap puts one dashboard JSON file into a ConfigMap the
+// OpenShift console shows under Observe > Dashboards.
+func DashboardConfigMap(path string) (*corev1.ConfigMap, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(b) {
+		return nil, fmt.Errorf("%s: not valid JSON", path)
+	}
+	base := filepath.Base(path)
+	return &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      "ocl-exporter-" + slug(strings.TrimSuffix(base, ".json")),
+			Namespace: DashboardNamespace,
+			Labels:    map[string]string{"app.kubernetes.io/name": "ocl-exporter", DashboardLabel: "true"},
+		},
+		Data: map[string]string{base: string(b)},
+	}, nil
+}
+
+var nonDNS = regexp.MustCompile(`[^a-z0-9]+`)
+
+// slug turns a file name into a DNS-1123 label fragment.
+func slug(s string) string {
+	return strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(s), "-"), "-")
+}
+
+func header(from string) string {
+	return "# Code generated by `make bundle` (go run ./hack/bundle) from " + from + ". DO NOT EDIT.\n"
+}
+
+func render(obj any, from string) ([]byte, error) {
+	b, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	// creationTimestamp: null is noise every generated object carries.
+	b = bytes.ReplaceAll(b, []byte("  creationTimestamp: null\n"), nil)
+	return append([]byte(header(from)), b...), nil
+}

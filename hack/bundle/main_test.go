@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// TestGeneratedFilesAreCurrent keeps one source of truth: the committed
+// deploy/base/generated/ must be exactly what `make bundle` writes from alerts/
+// and dashboards/.
+func TestGeneratedFilesAreCurrent(t *testing.T) {
+	root := filepath.Join("..", "..")
+	want, err := Generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join(root, GeneratedDir))
+	if err != nil {
+		t.Fatalf("%v; run `make bundle`", err)
+	}
+	got := map[string][]byte{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(root, GeneratedDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[e.Name()] = b
+	}
+	for name, b := range want {
+		if g, ok := got[name]; !ok {
+			t.Errorf("%s/%s is missing; run `make bundle`", GeneratedDir, name)
+		} else if !bytes.Equal(g, b) {
+			t.Errorf("%s/%s differs from what alerts/ and dashboards/ generate; run `make bundle`", GeneratedDir, name)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s/%s is stale: nothing generates it; run `make bundle`", GeneratedDir, name)
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const rulesA = `groups:
+  - name: ocl-build
+    rules:
+      - alert: OCLBuildFailed
+        expr: |
+          max by (machineosbuild, pool) (mosb_build_phase{phase="Failed"}) == 1
+        for: 5m
+        labels:
+          severity: warning
+          namespace: openshift-machine-config-operator
+        annotations:
+          summary: A MachineOSBuild failed.
+          description: 'Build {{ $labels.machineosbuild }} failed.'
+          runbook_url: https://example.com/runbooks/OCLBuildFailed.md
+`
+
+const rulesB = `groups:
+  - name: ocl-rollout
+    interval: 1m
+    rules:
+      - record: ocl:node_layered_image_mismatch:sum
+        expr: sum by (pool) (node_layered_image_mismatch)
+`
+
+func TestGenerateFromNothing(t *testing.T) {
+	files, err := Generate(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || !strings.Contains(string(files["kustomization.yaml"]), "resources: []") {
+		t.Errorf("no alerts and no dashboards: want an empty kustomization only, got %v", keys(files))
+	}
+}
+
+func TestGenerateRulesAndDashboards(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "alerts", "b-rules.yaml"), rulesB)
+	writeFile(t, filepath.Join(root, "alerts", "a-rules.yaml"), rulesA)
+	writeFile(t, filepath.Join(root, "alerts", "tests", "a-test.yaml"), "rule_files: [../a-rules.yaml]\n")
+	writeFile(t, filepath.Join(root, "dashboards", "OCL Overview.json"), `{"title": "OCL overview", "rows": []}`)
+	writeFile(t, filepath.Join(root, "dashboards", "ocl-builds.json"), `{"title": "OCL builds", "rows": []}`)
+
+	files, err := Generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"dashboard-ocl-builds.yaml", "dashboard-ocl-overview.yaml", "kustomization.yaml", "prometheusrule.yaml"}
+	if got := keys(files); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("files %v, want %v", got, want)
+	}
+
+	var pr monitoringv1.PrometheusRule
+	if err := yaml.UnmarshalStrict(files["prometheusrule.yaml"], &pr); err != nil {
+		t.Fatal(err)
+	}
+	if pr.Kind != "PrometheusRule" || pr.Namespace != Namespace || len(pr.Spec.Groups) != 2 ||
+		pr.Spec.Groups[0].Name != "ocl-build" || pr.Spec.Groups[1].Name != "ocl-rollout" {
+		t.Fatalf("PrometheusRule %+v: want groups from a-rules.yaml then b-rules.yaml", pr)
+	}
+	r := pr.Spec.Groups[0].Rules[0]
+	if r.Alert != "OCLBuildFailed" || !strings.Contains(r.Expr.String(), `mosb_build_phase{phase="Failed"}`) ||
+		r.For == nil || *r.For != "5m" || r.Labels["severity"] != "warning" || r.Annotations["summary"] != "A MachineOSBuild failed." {
+		t.Errorf("rule not carried over: %+v", r)
+	}
+	if !strings.HasPrefix(string(files["prometheusrule.yaml"]), "# Code generated") {
+		t.Error("generated files start with a DO NOT EDIT header")
+	}
+
+	var cm corev1.ConfigMap
+	if err := yaml.UnmarshalStrict(files["dashboard-ocl-overview.yaml"], &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Name != "ocl-exporter-ocl-overview" || cm.Namespace != DashboardNamespace || cm.Labels[DashboardLabel] != "true" ||
+		cm.Data["OCL Overview.json"] != `{"title": "OCL overview", "rows": []}` {
+		t.Errorf("dashboard ConfigMap %+v", cm)
+	}
+	k := string(files["kustomization.yaml"])
+	for _, name := range want[:2] {
+		if !strings.Contains(k, "  - "+name+"\n") {
+			t.Errorf("kustomization.yaml does not list %s:\n%s", name, k)
+		}
+	}
+}
+
+func TestGenerateRejectsWhatTheCRDWouldDrop(t *testing.T) {
+	for name, files := range map[string]map[string]string{
+		"unknown rule field": {"alerts/x-rules.yaml": "groups:\n  - name: g\n    rules:\n      - alert: A\n        expr: up\n        severity: warning\n"},
+		"duplicate group":    {"alerts/a-rules.yaml": rulesA, "alerts/b-rules.yaml": rulesA},
+		"invalid dashboard":  {"dashboards/x.json": "{"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			for p, c := range files {
+				writeFile(t, filepath.Join(root, p), c)
+			}
+			if _, err := Generate(root); err == nil {
+				t.Error("want an error")
+			}
+		})
+	}
+}
+
+func TestWriteRemovesStaleFiles(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, GeneratedDir, "dashboard-gone.yaml"), "stale")
+	writeFile(t, filepath.Join(root, "alerts", "a-rules.yaml"), rulesA)
+	if err := write(root); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(root, GeneratedDir))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "kustomization.yaml prometheusrule.yaml" {
+		t.Errorf("deploy/base/generated holds %v", names)
+	}
+}
+
+func keys(m map[string][]byte) []string {
+	var k []string
+	for n := range m {
+		k = append(k, n)
+	}
+	sort.Strings(k)
+	return k
+}
