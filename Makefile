@@ -1,0 +1,110 @@
+# ocl_exporter: build, run, test and lint with nothing preinstalled but Go.
+# Tools (promtool, staticcheck) are pinned in tools/go.mod and built into bin/
+# on first use.
+
+GO        ?= go
+BIN       := bin
+PKG       := github.com/prometheus/common/version
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BRANCH    ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Revision=$(REVISION) -X $(PKG).Branch=$(BRANCH) \
+             -X $(PKG).BuildUser=ocl_exporter -X $(PKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
+PROMTOOL    := $(BIN)/promtool
+STATICCHECK := $(BIN)/staticcheck
+SNAPSHOT  ?= examples/snapshot
+ARGS      ?=
+
+.PHONY: all build run test test-go test-rules lint tools clean
+
+all: lint test build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ocl_exporter ./cmd/ocl_exporter
+
+## run: serve the example snapshot on :29100 (SNAPSHOT=dir to read another).
+run: build
+	$(BIN)/ocl_exporter --snapshot=$(SNAPSHOT) $(ARGS)
+
+## test: every Go test, then the alerting rules with promtool.
+test: test-go test-rules
+
+test-go:
+	$(GO) test -count=1 ./...
+
+test-rules: $(PROMTOOL)
+	@if ls alerts/*.yaml >/dev/null 2>&1; then \
+		$(PROMTOOL) check rules alerts/*rules.yaml && \
+		$(PROMTOOL) test rules alerts/tests/*.yaml; \
+	else echo "no alerting rules yet"; fi
+
+lint: $(STATICCHECK) lint-dockerfile
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+	cd tools && $(GO) mod verify >/dev/null
+
+tools: $(PROMTOOL) $(STATICCHECK)
+
+$(PROMTOOL): tools/go.mod tools/go.sum
+	cd tools && $(GO) build -o ../$(PROMTOOL) github.com/prometheus/prometheus/cmd/promtool
+
+$(STATICCHECK): tools/go.mod tools/go.sum
+	cd tools && $(GO) build -o ../$(STATICCHECK) honnef.co/go/tools/cmd/staticcheck
+
+clean:
+	rm -rf $(BIN)
+
+## bundle: write deploy/base/generated/ (the PrometheusRule from
+## alerts/*rules.yaml, the console dashboards from dashboards/*.json);
+## go test ./hack/bundle/ fails when the committed files are not current.
+.PHONY: bundle lint-dockerfile
+bundle:
+	$(GO) run ./hack/bundle
+
+## lint-dockerfile: hadolint, when installed (Debian has no package for it;
+## see the README, "Install on a cluster", for how to get it).
+HADOLINT ?= $(shell command -v hadolint 2>/dev/null || { test -x $(BIN)/hadolint && echo $(BIN)/hadolint; })
+lint-dockerfile:
+	@if [ -n "$(HADOLINT)" ]; then $(HADOLINT) Dockerfile && echo "hadolint: Dockerfile ok"; \
+	else echo "hadolint not found in PATH or $(BIN)/: Dockerfile not linted (see README, Install on a cluster)"; fi
+
+## e2e: the integration suite (test/e2e/, README "Integration tests") on a
+## real etcd, kube-apiserver, Prometheus and Alertmanager on loopback. The
+## servers are built or extracted once into $(E2E_CACHE), outside the
+## repository and keyed by version: kube-apiserver from hack/kube-apiserver
+## (about 9 minutes on 2 cores), the others from Debian packages (seconds).
+KUBE_VERSION := v1.34.3
+E2E_CACHE    ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ocl_exporter
+E2E_APISERVER := $(E2E_CACHE)/kube-apiserver-$(KUBE_VERSION)
+E2E_DEBIAN   := $(E2E_CACHE)/debian-bookworm
+E2E_ETCD     := $(E2E_DEBIAN)/etcd-server/usr/bin/etcd
+E2E_PROM     := $(E2E_DEBIAN)/prometheus/usr/bin/prometheus
+E2E_AM       := $(E2E_DEBIAN)/prometheus-alertmanager/usr/bin/prometheus-alertmanager
+
+.PHONY: e2e e2e-tools
+e2e: e2e-tools
+	E2E_KUBE_APISERVER=$(E2E_APISERVER) E2E_ETCD=$(E2E_ETCD) E2E_PROMETHEUS=$(E2E_PROM) \
+	E2E_PROMTOOL=$(dir $(E2E_PROM))promtool E2E_ALERTMANAGER=$(E2E_AM) \
+		$(GO) test -tags e2e -count=1 -timeout 40m ./test/e2e/
+
+e2e-tools: $(E2E_APISERVER) $(E2E_ETCD) $(E2E_PROM) $(E2E_AM)
+
+$(E2E_APISERVER):
+	mkdir -p $(E2E_CACHE)
+	cd hack/kube-apiserver && nice -n 19 $(GO) build -trimpath -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver
+	mv $@.tmp $@
+
+# Debian packages, extracted (dpkg -x) rather than installed: no system
+# service, nothing written outside $(E2E_CACHE).
+$(E2E_DEBIAN)/%/.extracted:
+	@if [ ! -f $(E2E_DEBIAN)/.apt-updated ]; then apt-get update -qq && mkdir -p $(E2E_DEBIAN) && touch $(E2E_DEBIAN)/.apt-updated; fi
+	rm -rf $(E2E_DEBIAN)/$* $(E2E_DEBIAN)/$*.download && mkdir -p $(E2E_DEBIAN)/$*.download
+	cd $(E2E_DEBIAN)/$*.download && apt-get download -q $* && dpkg -x $*_*.deb ../$*
+	rm -rf $(E2E_DEBIAN)/$*.download
+	touch $@
+
+$(E2E_ETCD): $(E2E_DEBIAN)/etcd-server/.extracted
+$(E2E_PROM): $(E2E_DEBIAN)/prometheus/.extracted
+$(E2E_AM): $(E2E_DEBIAN)/prometheus-alertmanager/.extracted

@@ -1,0 +1,177 @@
+// Command ocl_exporter exports the state of OpenShift On-Cluster Layering
+// (MachineOSConfigs, MachineOSBuilds and the rollout of layered images) as
+// Prometheus metrics, live from a cluster or offline from a snapshot.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/common/promslog"
+	"github.com/prometheus/common/promslog/flag"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+
+	"github.com/ocl-exporter/ocl_exporter/collector"
+	"github.com/ocl-exporter/ocl_exporter/examples"
+	"github.com/ocl-exporter/ocl_exporter/server"
+	"github.com/ocl-exporter/ocl_exporter/source"
+)
+
+const name = "ocl_exporter"
+
+// defaultAddress sits outside 9100-9999, which the Prometheus port
+// allocation list has filled, and below the NodePort range (30000-32767).
+const defaultAddress = ":29100"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	kubeconfig, snapshot, namespace, metricsPath string
+	example                                      bool
+	maxRequests                                  int
+	authKubernetes                               bool
+	authCacheTTL                                 time.Duration
+	collector                                    collector.Options
+	web                                          *web.FlagConfig
+	log                                          *promslog.Config
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	app := kingpin.New(name, "Prometheus exporter for OpenShift On-Cluster Layering (image mode).")
+	app.UsageWriter(stderr)
+	app.ErrorWriter(stderr)
+	app.Version(version.Print(name))
+	app.HelpFlag.Short('h')
+	o := &options{log: &promslog.Config{}}
+	app.Flag("kubeconfig", "Path to a kubeconfig file. Default: the in-cluster service account, else $KUBECONFIG or ~/.kube/config.").StringVar(&o.kubeconfig)
+	app.Flag("snapshot", "Read OCL objects offline from this YAML/JSON file or directory tree (oc get -o yaml output, a must-gather) instead of a cluster.").StringVar(&o.snapshot)
+	app.Flag("example", "Serve the example snapshot built into the binary: a small cluster showing every OCL stage, no cluster needed.").BoolVar(&o.example)
+	app.Flag("mco.namespace", "Namespace of the Machine Config Operator (secrets, build Jobs and pods).").Default(source.DefaultNamespace).StringVar(&o.namespace)
+	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
+	app.Flag("web.max-requests", "Maximum number of parallel scrape requests; 0 disables the limit.").Default("40").IntVar(&o.maxRequests)
+	app.Flag("collector.build-history", "MachineOSBuilds exported per MachineOSConfig besides the current one (the MCO never prunes successful builds).").
+		Default(fmt.Sprint(collector.DefaultOptions.BuildHistory)).IntVar(&o.collector.BuildHistory)
+	app.Flag("auth.kubernetes", "Require a Kubernetes bearer token on every path but /healthz and /readyz: a TokenReview authenticates it and a SubjectAccessReview checks the HTTP verb on the path as a nonResourceURL (get /metrics), like kube-rbac-proxy. Needs a cluster: not with --snapshot or --example.").
+		BoolVar(&o.authKubernetes)
+	app.Flag("auth.kubernetes.cache-ttl", "How long an --auth.kubernetes decision is reused for the same token, verb and path.").
+		Default(server.DefaultAuthCacheTTL.String()).DurationVar(&o.authCacheTTL)
+	o.web = kingpinflag.AddFlags(app, defaultAddress)
+	flag.AddFlags(app, o.log)
+	if _, err := app.Parse(args); err != nil {
+		return nil, err
+	}
+	if o.example && o.snapshot != "" {
+		return nil, errors.New("--example and --snapshot are exclusive")
+	}
+	if o.authKubernetes && (o.example || o.snapshot != "") {
+		return nil, errors.New("--auth.kubernetes reviews tokens with a cluster's API server; offline mode (--snapshot, --example) has none: drop --auth.kubernetes, and use --web.config.file for TLS or basic auth")
+	}
+	if o.authCacheTTL <= 0 {
+		return nil, errors.New("--auth.kubernetes.cache-ttl must be positive")
+	}
+	if o.collector.BuildHistory < 0 {
+		return nil, errors.New("--collector.build-history must not be negative")
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	o.log.Writer = stderr
+	logger := promslog.New(o.log)
+
+	// Everything that can be wrong in the configuration fails here, before
+	// the first informer starts.
+	if *o.web.WebConfigFile != "" {
+		if err := web.Validate(*o.web.WebConfigFile); err != nil {
+			return fmt.Errorf("--web.config.file %q: %w", *o.web.WebConfigFile, err)
+		}
+	}
+	clients, err := openClients(o, logger)
+	if err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		versioncollector.NewCollector(name),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	src := source.New(clients, o.namespace, logger, reg)
+	reg.MustRegister(collector.New(src, o.collector))
+
+	handler, err := server.Handler(server.Config{
+		MetricsPath: o.metricsPath, Registry: reg, Readiness: src, Logger: logger, MaxRequests: o.maxRequests,
+	})
+	if err != nil {
+		return err
+	}
+	if o.authKubernetes {
+		auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: clients.Kube, CacheTTL: o.authCacheTTL, Logger: logger})
+		if err != nil {
+			return err
+		}
+		handler = auth.Wrap(handler)
+		logger.Info("scrapes need a Kubernetes bearer token allowed to get the metrics path", "open", server.PublicPaths)
+	}
+	src.Run(ctx)
+	logger.Info("starting "+name, "version", version.Info(), "build_context", version.BuildContext(), "namespace", o.namespace)
+
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- web.ListenAndServe(srv, o.web, logger) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdown)
+	}
+}
+
+func openClients(o *options, logger *slog.Logger) (*source.Clients, error) {
+	switch {
+	case o.example:
+		objs, err := source.Load(examples.Snapshot, "snapshot", logger)
+		if err != nil {
+			return nil, fmt.Errorf("the built-in example snapshot: %w", err)
+		}
+		logger.Info("serving the built-in example snapshot")
+		return source.FakeClients(objs)
+	case o.snapshot != "":
+		logger.Info("reading a snapshot offline", "snapshot", o.snapshot)
+		return source.OpenSnapshot(o.snapshot, logger)
+	}
+	cfg, err := source.RESTConfig(o.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("watching a cluster", "server", cfg.Host)
+	return source.NewClients(cfg, name+"/"+version.Version)
+}
