@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
@@ -24,6 +26,13 @@ func Source(t testing.TB, dir string) *source.Source {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return FromObjects(t, objs)
+}
+
+// FromObjects serves objs through fake clients and the real informers, and
+// waits until they have synced.
+func FromObjects(t testing.TB, objs []runtime.Object) *source.Source {
+	t.Helper()
 	clients, err := source.FakeClients(objs)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +44,7 @@ func Source(t testing.TB, dir string) *source.Source {
 	wait, done := context.WithTimeout(ctx, 30*time.Second)
 	defer done()
 	if !s.WaitReady(wait) {
-		t.Fatalf("snapshot %s did not sync: %+v", dir, s.Status())
+		t.Fatalf("objects did not sync: %+v", s.Status())
 	}
 	return s
 }
