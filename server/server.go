@@ -3,6 +3,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
@@ -25,9 +27,12 @@ type Readiness interface {
 // Config is what the handler serves.
 type Config struct {
 	MetricsPath string
-	Registry    *prometheus.Registry
-	Readiness   Readiness
-	Logger      *slog.Logger
+	// Gatherer is what /metrics serves; Registry gets the handler's own
+	// metrics and may be part of Gatherer.
+	Gatherer  prometheus.Gatherer
+	Registry  *prometheus.Registry
+	Readiness Readiness
+	Logger    *slog.Logger
 	// MaxRequests bounds concurrent scrapes; 0 means no limit.
 	MaxRequests int
 }
@@ -36,7 +41,7 @@ type Config struct {
 // landing page.
 func Handler(cfg Config) (http.Handler, error) {
 	mux := http.NewServeMux()
-	metrics := promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{
+	metrics := promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{
 		ErrorLog:            slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: cfg.MaxRequests,
@@ -65,6 +70,26 @@ func Handler(cfg Config) (http.Handler, error) {
 		mux.Handle("/", landing)
 	}
 	return mux, nil
+}
+
+// Concat gathers from gs in turn and concatenates the families, trusting
+// that their names are disjoint: unlike prometheus.Gatherers it does not
+// re-check and re-sort every series on each scrape, which is the point of
+// rendering ahead (see collector.Renderer).
+type Concat []prometheus.Gatherer
+
+// Gather implements prometheus.Gatherer.
+func (c Concat) Gather() ([]*dto.MetricFamily, error) {
+	var out []*dto.MetricFamily
+	var errs []error
+	for _, g := range c {
+		families, err := g.Gather()
+		out = append(out, families...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 // readyz answers 200 once the view is complete, else 503 naming what the

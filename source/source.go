@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -16,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -31,6 +33,9 @@ type Source struct {
 	clients   *Clients
 	watched   []*watched
 	metrics   *metrics
+	// generation counts changes to the view: object events and changes of
+	// a resource's availability. Readers re-render only when it moves.
+	generation atomic.Uint64
 }
 
 type watched struct {
@@ -50,6 +55,17 @@ func New(clients *Clients, namespace string, logger *slog.Logger, reg prometheus
 		})
 		if err := w.informer.SetTransform(transformFor(r)); err != nil {
 			panic(err) // only fails once the informer runs
+		}
+		if _, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { s.generation.Add(1) },
+			DeleteFunc: func(any) { s.generation.Add(1) },
+			UpdateFunc: func(old, cur any) {
+				if meaningful(old, cur) {
+					s.generation.Add(1)
+				}
+			},
+		}); err != nil {
+			panic(err) // only fails once the informer has stopped
 		}
 		s.watched = append(s.watched, w)
 	}
@@ -95,6 +111,23 @@ func (s *Source) listWatch(w *watched) cache.ListerWatcher {
 	}
 }
 
+// Generation moves whenever the view or a resource's availability changes.
+func (s *Source) Generation() uint64 { return s.generation.Load() }
+
+// meaningful reports whether an update matters. Nodes change their
+// resourceVersion with every status heartbeat although the metadata the
+// exporter keeps is the same: such updates are not changes.
+func meaningful(old, cur any) bool {
+	o, ok := old.(*metav1.PartialObjectMetadata)
+	c, ok2 := cur.(*metav1.PartialObjectMetadata)
+	if !ok || !ok2 {
+		return true
+	}
+	a, b := o.ObjectMeta, c.ObjectMeta
+	a.ResourceVersion, b.ResourceVersion = "", ""
+	return !equality.Semantic.DeepEqual(a, b)
+}
+
 // observe records the outcome of a list or watch and logs state changes
 // once, not on every retry.
 func (s *Source) observe(w *watched, err error) {
@@ -102,6 +135,7 @@ func (s *Source) observe(w *watched, err error) {
 	if !changed {
 		return
 	}
+	s.generation.Add(1)
 	if st.Available {
 		s.logger.Info("resource available", "resource", w.Name)
 		return

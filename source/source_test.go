@@ -12,7 +12,9 @@ import (
 	mcfgfake "github.com/openshift/client-go/machineconfiguration/clientset/versioned/fake"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -159,5 +161,46 @@ func TestUnreachableIsNotReadyUntilItRecovers(t *testing.T) {
 	waitReady(t, s)
 	if st := s.Status()[0]; !st.Available {
 		t.Errorf("after recovery: %+v", st)
+	}
+}
+
+func TestOnlyMeaningfulUpdatesMoveTheGeneration(t *testing.T) {
+	node := func(rv, state string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Name: "n1", ResourceVersion: rv, Annotations: map[string]string{"machineconfiguration.openshift.io/state": state},
+		}}
+	}
+	for _, tc := range []struct {
+		name     string
+		old, cur any
+		want     bool
+	}{
+		{"heartbeat: resourceVersion only", node("1", "Done"), node("2", "Done"), false},
+		{"annotation changed", node("1", "Done"), node("2", "Working"), true},
+		{"typed objects always count", &corev1.Pod{}, &corev1.Pod{}, true},
+	} {
+		if got := meaningful(tc.old, tc.cur); got != tc.want {
+			t.Errorf("%s: meaningful = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestGenerationMovesWithTheView(t *testing.T) {
+	s := start(t, clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), nil)
+	waitReady(t, s)
+	before := s.Generation()
+	if before == 0 {
+		t.Fatal("loading objects did not move the generation")
+	}
+	err := s.clients.MachineConfig.MachineconfigurationV1().MachineOSConfigs().Delete(context.Background(), "infra", metav1.DeleteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Generation() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("deleting an object did not move the generation")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -50,6 +50,7 @@ type options struct {
 	kubeconfig, snapshot, namespace, metricsPath string
 	example                                      bool
 	maxRequests                                  int
+	renderInterval                               time.Duration
 	authKubernetes                               bool
 	authCacheTTL                                 time.Duration
 	collector                                    collector.Options
@@ -76,6 +77,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		BoolVar(&o.authKubernetes)
 	app.Flag("auth.kubernetes.cache-ttl", "How long an --auth.kubernetes decision is reused for the same token, verb and path.").
 		Default(server.DefaultAuthCacheTTL.String()).DurationVar(&o.authCacheTTL)
+	app.Flag("collector.render-interval", "How often the OCL metrics are re-rendered when the cluster changed; scrapes serve the latest render, so this bounds how far the metrics lag the cluster.").
+		Default("1s").DurationVar(&o.renderInterval)
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	flag.AddFlags(app, o.log)
 	if _, err := app.Parse(args); err != nil {
@@ -89,6 +92,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.authCacheTTL <= 0 {
 		return nil, errors.New("--auth.kubernetes.cache-ttl must be positive")
+	}
+	if o.renderInterval <= 0 {
+		return nil, errors.New("--collector.render-interval must be positive")
 	}
 	if o.collector.BuildHistory < 0 {
 		return nil, errors.New("--collector.build-history must not be negative")
@@ -123,10 +129,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	src := source.New(clients, o.namespace, logger, reg)
-	reg.MustRegister(collector.New(src, o.collector))
+	renderer, err := collector.NewRenderer(collector.New(src, o.collector), src, logger)
+	if err != nil {
+		return err
+	}
 
 	handler, err := server.Handler(server.Config{
-		MetricsPath: o.metricsPath, Registry: reg, Readiness: src, Logger: logger, MaxRequests: o.maxRequests,
+		MetricsPath: o.metricsPath, Gatherer: server.Concat{reg, renderer}, Registry: reg,
+		Readiness: readiness{src, renderer}, Logger: logger, MaxRequests: o.maxRequests,
 	})
 	if err != nil {
 		return err
@@ -140,6 +150,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		logger.Info("scrapes need a Kubernetes bearer token allowed to get the metrics path", "open", server.PublicPaths)
 	}
 	src.Run(ctx)
+	go renderer.Run(ctx, o.renderInterval)
 	logger.Info("starting "+name, "version", version.Info(), "build_context", version.BuildContext(), "namespace", o.namespace)
 
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
@@ -154,6 +165,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return srv.Shutdown(shutdown)
 	}
 }
+
+// readiness is ready once the metrics served reflect a synced source.
+type readiness struct {
+	*source.Source
+	renderer *collector.Renderer
+}
+
+func (r readiness) Ready() bool { return r.renderer.Ready() }
 
 func openClients(o *options, logger *slog.Logger) (*source.Clients, error) {
 	switch {

@@ -1,0 +1,92 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// Renderer keeps the OCL metrics rendered ahead of scrapes, like
+// kube-state-metrics renders on events rather than on scrapes: building,
+// checking and sorting tens of thousands of series costs far more than
+// encoding them, and a cluster changes much less often than it is scraped.
+// It re-renders at most once per interval, and only when the source's
+// generation moved, so the metrics lag the cluster by at most the interval.
+type Renderer struct {
+	reg        *prometheus.Registry
+	generation func() uint64
+	ready      func() bool
+	logger     *slog.Logger
+
+	families atomic.Pointer[[]*dto.MetricFamily]
+	// readyRendered is set once a render began after the source was ready:
+	// from then on scrapes see a complete view.
+	readyRendered atomic.Bool
+}
+
+// GenerationSource is a Source that says when its view changed.
+type GenerationSource interface {
+	Source
+	Generation() uint64
+	Ready() bool
+}
+
+// NewRenderer renders c, reading src's generation and readiness.
+func NewRenderer(c *Collector, src GenerationSource, logger *slog.Logger) (*Renderer, error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(c); err != nil {
+		return nil, fmt.Errorf("registering the OCL collector: %w", err)
+	}
+	return &Renderer{reg: reg, generation: src.Generation, ready: src.Ready, logger: logger}, nil
+}
+
+// Run renders now and then every interval while the generation moves,
+// until ctx ends.
+func (r *Renderer) Run(ctx context.Context, interval time.Duration) {
+	rendered := r.render()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if g := r.generation(); g != rendered || !r.readyRendered.Load() {
+				rendered = r.render()
+			}
+		}
+	}
+}
+
+// render gathers the collector into sorted, checked families and returns
+// the generation it started from. A failed render keeps the last one.
+func (r *Renderer) render() uint64 {
+	gen, ready := r.generation(), r.ready()
+	families, err := r.reg.Gather()
+	if err != nil {
+		r.logger.Error("rendering the OCL metrics failed; serving the previous render", "err", err)
+		return gen
+	}
+	r.families.Store(&families)
+	if ready {
+		r.readyRendered.Store(true)
+	}
+	return gen
+}
+
+// Gather implements prometheus.Gatherer with the latest render. The
+// families are shared between scrapes and must not be modified.
+func (r *Renderer) Gather() ([]*dto.MetricFamily, error) {
+	if f := r.families.Load(); f != nil {
+		return *f, nil
+	}
+	return nil, nil
+}
+
+// Ready is true once the render reflects a source that was ready.
+func (r *Renderer) Ready() bool { return r.readyRendered.Load() }
