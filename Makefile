@@ -38,7 +38,7 @@ test-rules: $(PROMTOOL)
 		$(PROMTOOL) test rules alerts/tests/*.yaml; \
 	else echo "no alerting rules yet"; fi
 
-lint: $(STATICCHECK) lint-dockerfile
+lint: $(STATICCHECK) lint-dockerfile lint-markdown
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -108,3 +108,28 @@ $(E2E_DEBIAN)/%/.extracted:
 $(E2E_ETCD): $(E2E_DEBIAN)/etcd-server/.extracted
 $(E2E_PROM): $(E2E_DEBIAN)/prometheus/.extracted
 $(E2E_AM): $(E2E_DEBIAN)/prometheus-alertmanager/.extracted
+
+## dashboards: write dashboards/*.json from the Go definitions in
+## dashboards/ (then `make bundle` for the console ConfigMaps);
+## go test ./dashboards/ fails when the committed JSON is not current.
+.PHONY: dashboards
+dashboards:
+	$(GO) run ./dashboards/gen
+
+## lint-markdown: runbooks/ and docs/ with markdownlint-cli2 and the
+## openshift/runbooks settings (.markdownlint-cli2.yaml), installed from npm
+## into bin/ at a pinned version: 0.22.1 is the newest that runs on Node 20
+## (0.23 needs Node 22).
+.PHONY: lint-markdown
+MARKDOWNLINT_VERSION := 0.22.1
+MARKDOWNLINT_DIR     := $(BIN)/markdownlint
+MARKDOWNLINT         := $(MARKDOWNLINT_DIR)/node_modules/.bin/markdownlint-cli2
+MARKDOWNLINT_STAMP   := $(MARKDOWNLINT_DIR)/.installed-$(MARKDOWNLINT_VERSION)
+
+lint-markdown: $(MARKDOWNLINT_STAMP)
+	$(MARKDOWNLINT) 'runbooks/*.md' 'docs/*.md'
+
+$(MARKDOWNLINT_STAMP):
+	rm -rf $(MARKDOWNLINT_DIR)
+	npm install --prefix $(MARKDOWNLINT_DIR) --no-fund --no-audit markdownlint-cli2@$(MARKDOWNLINT_VERSION)
+	touch $@

@@ -1,0 +1,94 @@
+package alerts
+
+import (
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ocl-exporter/ocl_exporter/collector"
+	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
+)
+
+// replicas are the target labels Prometheus attaches to what each of two
+// exporter replicas serves, as the deploy bundle's ServiceMonitor scrapes
+// them (Service ocl-exporter in namespace ocl-exporter). The scenario tests
+// feed the rules both replicas, so every expression must aggregate them away.
+var replicas = []map[string]string{
+	targetLabels("ocl-exporter-7d9c5b8f6-k2x9p", "10.128.2.15:29100"),
+	targetLabels("ocl-exporter-7d9c5b8f6-q7m4z", "10.131.0.22:29100"),
+}
+
+func targetLabels(pod, instance string) map[string]string {
+	return map[string]string{
+		"container": "ocl-exporter", "endpoint": "https-metrics", "instance": instance,
+		"job": "ocl-exporter", "namespace": "ocl-exporter", "pod": pod, "service": "ocl-exporter",
+	}
+}
+
+// sample is one scraped series and its value.
+type sample struct {
+	series string // name{label="value", ...}, labels sorted
+	value  float64
+}
+
+// scrape is what Prometheus stores after scraping both replicas serving the
+// scenario directory dir: every family the collector emits with the target
+// labels added, plus each target's up series. Sorted by series.
+func scrape(t *testing.T, dir string) []sample {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(collector.New(sourcetest.Source(t, dir), collector.DefaultOptions))
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []sample
+	for _, target := range replicas {
+		out = append(out, sample{formatSeries("up", target), 1})
+		for _, mf := range families {
+			for _, m := range mf.GetMetric() {
+				lbls := maps.Clone(target)
+				for _, lp := range m.GetLabel() {
+					lbls[lp.GetName()] = lp.GetValue()
+				}
+				out = append(out, sample{formatSeries(mf.GetName(), lbls), value(t, mf.GetType(), m)})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].series < out[j].series })
+	return out
+}
+
+// value is the sample of a gauge; the collector emits nothing else.
+func value(t *testing.T, typ dto.MetricType, m *dto.Metric) float64 {
+	t.Helper()
+	if typ != dto.MetricType_GAUGE {
+		t.Fatalf("unexpected metric type %v", typ)
+	}
+	return m.GetGauge().GetValue()
+}
+
+// formatSeries writes a series in the PromQL notation promtool reads.
+func formatSeries(name string, lbls map[string]string) string {
+	var b strings.Builder
+	b.WriteString(name)
+	b.WriteByte('{')
+	for i, k := range slices.Sorted(maps.Keys(lbls)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k + "=" + strconv.Quote(lbls[k]))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// formatValue writes a sample value without an exponent, which promtool's
+// expanding notation (a+bxn) would misread.
+func formatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
