@@ -1,0 +1,84 @@
+package dashboards
+
+import "strings"
+
+// Every selector goes through pooled or clustered, so none forgets the
+// cluster (and, where the metric has one, the pool) filter.
+const (
+	clusterMatcher = `cluster=~"$cluster"`
+	poolMatcher    = `pool=~"$pool"`
+)
+
+// pooled selects a metric with a pool label in the chosen cluster and pools.
+func pooled(metric string, matchers ...string) string {
+	return metric + "{" + strings.Join(append(matchers, clusterMatcher, poolMatcher), ", ") + "}"
+}
+
+// clustered selects a metric without a pool label in the chosen cluster.
+func clustered(metric string, matchers ...string) string {
+	return metric + "{" + strings.Join(append(matchers, clusterMatcher), ", ") + "}"
+}
+
+// by aggregates with max over the labels kept, dropping the scrape's
+// job, instance and namespace labels so tables merge on what they show.
+func by(labels, expr string) string { return "max by (" + labels + ") (" + expr + ")" }
+
+func machines(state string) string {
+	return by("pool", pooled("ocl_pool_machines", `state="`+state+`"`))
+}
+
+// rolloutProgress is, per layered pool, the share of its machines whose
+// currentImage is the MachineOSConfig's current image (no series for
+// pools that are not layered or have no machines).
+var rolloutProgress = machines("on_current_image") + " / (" + machines("total") + " > 0)"
+
+var (
+	buildStart    = pooled("mosb_build_start_timestamp_seconds")
+	buildEnd      = pooled("mosb_build_end_timestamp_seconds")
+	imageMismatch = pooled("node_layered_image_mismatch")
+	// count(x) of nothing is no data; a zero reads better on a singlestat.
+	orZero = " or vector(0)"
+)
+
+// Panels shown on the overview and on a drill-down.
+
+func rolloutProgressGraph() Panel {
+	return Panel{
+		Kind: Graph, Title: "Rollout progress on the current image", Span: 6, Height: 8,
+		Description: "Per layered pool, the share of its machines whose currentImage annotation is the image the MachineOSConfig currently targets (ocl_pool_machines on_current_image / total). It climbs to 100% as nodes reboot into a new image and drops when a new build succeeds.",
+		Unit:        UnitRatio, Min: ptr(0.0), Max: ptr(1.0),
+		Targets: []Target{{Expr: rolloutProgress, Legend: "{{pool}}"}},
+	}
+}
+
+func nodesOffImageTable() Panel {
+	mismatched := imageMismatch + " == 1"
+	return Panel{
+		Kind: Table, Title: "Nodes off their desired image", Span: 6, Height: 8,
+		Description: "Nodes of layered pools whose desiredImage annotation differs from their currentImage, with the machine-config-daemon state (empty when the node has no state annotation). Normal while a rollout runs; a node that stays here is stuck: see the Rollout dashboard.",
+		Targets: []Target{{Expr: by("pool, node, state", "("+pooled("node_mcd_state")+" == 1) and on (node) ("+mismatched+")") +
+			" or on (node) " + by("pool, node", mismatched)}},
+		Columns: []Column{{Title: "Pool", Label: "pool"}, {Title: "Node", Label: "node"}, {Title: "MCD state", Label: "state"}},
+	}
+}
+
+func failingBuildsTable() Panel {
+	return Panel{
+		Kind: Table, Title: "Failing builds", Span: 12, Height: 8,
+		Description: "MachineOSBuilds that failed, were interrupted, or are retrying with failed or stuck build pods, with the parsed cause (docs/classes.md) and the line of the error text that decided it.",
+		Targets:     []Target{{Expr: by("pool, machineosbuild, class, excerpt", pooled("mosb_failure_info"))}},
+		Columns: []Column{
+			{Title: "Pool", Label: "pool"}, {Title: "Build", Label: "machineosbuild"},
+			{Title: "Class", Label: "class"}, {Title: "Excerpt", Label: "excerpt"},
+		},
+	}
+}
+
+func buildsByPhaseGraph() Panel {
+	return Panel{
+		Kind: Graph, Title: "Builds by phase", Span: 6, Height: 8, Stack: true,
+		Description: "Exported MachineOSBuilds (each pool's current build and its recent history) by phase. Failed or Interrupted growing means new builds are failing.",
+		Unit:        UnitCount, Min: ptr(0.0), Decimals: ptr(0),
+		Targets: []Target{{Expr: "sum by (phase) (" + pooled("mosb_build_phase") + ")", Legend: "{{phase}}"}},
+	}
+}
