@@ -1,10 +1,11 @@
 # syntax=docker/dockerfile:1
 # Build: docker build --build-arg VERSION=$(git describe --tags --always) \
 #          --build-arg REVISION=$(git rev-parse HEAD) -t ocl_exporter .
-# Lint:  make lint-dockerfile (hadolint; see the README, "Install on a cluster").
+# Lint:  make lint-dockerfile (BuildKit's build checks, no engine needed).
 
 # The build stage runs on the builder's platform and cross-compiles: a pure
 # Go static binary needs no emulation for another architecture.
+# build compiles the static ocl_exporter binary.
 FROM --platform=$BUILDPLATFORM docker.io/library/golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

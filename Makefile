@@ -63,25 +63,30 @@ clean:
 bundle:
 	$(GO) run ./hack/bundle
 
-## lint-dockerfile: hadolint, when installed (Debian has no package for it;
-## see the README, "Install on a cluster", for how to get it).
-HADOLINT ?= $(shell command -v hadolint 2>/dev/null || { test -x $(BIN)/hadolint && echo $(BIN)/hadolint; })
-lint-dockerfile:
-	@if [ -n "$(HADOLINT)" ]; then $(HADOLINT) Dockerfile && echo "hadolint: Dockerfile ok"; \
-	else echo "hadolint not found in PATH or $(BIN)/: Dockerfile not linted (see README, Install on a cluster)"; fi
+## lint-dockerfile: BuildKit's build checks (what `docker build --check`
+## runs), built from tools/go.mod: no container engine runs here.
+DOCKERFILE_CHECK := $(BIN)/dockerfile-check
+lint-dockerfile: $(DOCKERFILE_CHECK)
+	$(DOCKERFILE_CHECK) Dockerfile
+
+$(DOCKERFILE_CHECK): tools/go.mod tools/go.sum tools/dockerfile-check/main.go
+	cd tools && $(GO) build -o ../$(DOCKERFILE_CHECK) ./dockerfile-check
 
 ## e2e: the integration suite (test/e2e/, README "Integration tests") on a
 ## real etcd, kube-apiserver, Prometheus and Alertmanager on loopback. The
 ## servers are built or extracted once into $(E2E_CACHE), outside the
 ## repository and keyed by version: kube-apiserver from hack/kube-apiserver
-## (about 9 minutes on 2 cores), the others from Debian packages (seconds).
-KUBE_VERSION := v1.34.3
-E2E_CACHE    ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ocl_exporter
+## (about 8 minutes on 2 cores), Alertmanager from its Go module (Debian's
+## reads its templates from /usr/share), etcd and Prometheus from Debian
+## packages (seconds).
+KUBE_VERSION  := v1.34.3
+AM_VERSION    := v0.28.1
+E2E_CACHE     ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ocl_exporter
 E2E_APISERVER := $(E2E_CACHE)/kube-apiserver-$(KUBE_VERSION)
-E2E_DEBIAN   := $(E2E_CACHE)/debian-bookworm
-E2E_ETCD     := $(E2E_DEBIAN)/etcd-server/usr/bin/etcd
-E2E_PROM     := $(E2E_DEBIAN)/prometheus/usr/bin/prometheus
-E2E_AM       := $(E2E_DEBIAN)/prometheus-alertmanager/usr/bin/prometheus-alertmanager
+E2E_AM        := $(E2E_CACHE)/alertmanager-$(AM_VERSION)/alertmanager
+E2E_DEBIAN    := $(E2E_CACHE)/debian-bookworm
+E2E_ETCD      := $(E2E_DEBIAN)/etcd-server/usr/bin/etcd
+E2E_PROM      := $(E2E_DEBIAN)/prometheus/usr/bin/prometheus
 
 .PHONY: e2e e2e-tools
 e2e: e2e-tools
@@ -89,12 +94,15 @@ e2e: e2e-tools
 	E2E_PROMTOOL=$(dir $(E2E_PROM))promtool E2E_ALERTMANAGER=$(E2E_AM) \
 		$(GO) test -tags e2e -count=1 -timeout 40m ./test/e2e/
 
-e2e-tools: $(E2E_APISERVER) $(E2E_ETCD) $(E2E_PROM) $(E2E_AM)
+e2e-tools: $(E2E_APISERVER) $(E2E_AM) $(E2E_ETCD) $(E2E_PROM)
 
 $(E2E_APISERVER):
 	mkdir -p $(E2E_CACHE)
 	cd hack/kube-apiserver && nice -n 19 $(GO) build -trimpath -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver
 	mv $@.tmp $@
+
+$(E2E_AM):
+	GOBIN=$(dir $@) $(GO) install -trimpath github.com/prometheus/alertmanager/cmd/alertmanager@$(AM_VERSION)
 
 # Debian packages, extracted (dpkg -x) rather than installed: no system
 # service, nothing written outside $(E2E_CACHE).
@@ -107,7 +115,6 @@ $(E2E_DEBIAN)/%/.extracted:
 
 $(E2E_ETCD): $(E2E_DEBIAN)/etcd-server/.extracted
 $(E2E_PROM): $(E2E_DEBIAN)/prometheus/.extracted
-$(E2E_AM): $(E2E_DEBIAN)/prometheus-alertmanager/.extracted
 
 ## dashboards: write dashboards/*.json from the Go definitions in
 ## dashboards/ (then `make bundle` for the console ConfigMaps);
@@ -117,19 +124,15 @@ dashboards:
 	$(GO) run ./dashboards/gen
 
 ## lint-markdown: runbooks/ and docs/ with markdownlint-cli2 and the
-## openshift/runbooks settings (.markdownlint-cli2.yaml), installed from npm
-## into bin/ at a pinned version: 0.22.1 is the newest that runs on Node 20
-## (0.23 needs Node 22).
+## openshift/runbooks settings (.markdownlint-cli2.yaml), installed from the
+## npm registry at the versions locked in tools/npm/package-lock.json.
 .PHONY: lint-markdown
-MARKDOWNLINT_VERSION := 0.22.1
-MARKDOWNLINT_DIR     := $(BIN)/markdownlint
-MARKDOWNLINT         := $(MARKDOWNLINT_DIR)/node_modules/.bin/markdownlint-cli2
-MARKDOWNLINT_STAMP   := $(MARKDOWNLINT_DIR)/.installed-$(MARKDOWNLINT_VERSION)
+NPM_TOOLS    := tools/npm/node_modules/.installed
+MARKDOWNLINT := tools/npm/node_modules/.bin/markdownlint-cli2
 
-lint-markdown: $(MARKDOWNLINT_STAMP)
+lint-markdown: $(NPM_TOOLS)
 	$(MARKDOWNLINT) 'runbooks/*.md' 'docs/*.md'
 
-$(MARKDOWNLINT_STAMP):
-	rm -rf $(MARKDOWNLINT_DIR)
-	npm install --prefix $(MARKDOWNLINT_DIR) --no-fund --no-audit markdownlint-cli2@$(MARKDOWNLINT_VERSION)
+$(NPM_TOOLS): tools/npm/package.json tools/npm/package-lock.json
+	cd tools/npm && npm ci --no-fund --no-audit
 	touch $@
