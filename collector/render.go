@@ -1,20 +1,24 @@
 package collector
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 )
 
 // Renderer keeps the OCL metrics rendered ahead of scrapes, like
 // kube-state-metrics renders on events rather than on scrapes: building,
 // checking and sorting tens of thousands of series costs far more than
 // encoding them, and a cluster changes much less often than it is scraped.
+// The text is encoded once per render too, so a scrape only copies bytes.
 // It re-renders at most once per interval, and only when the source's
 // generation moved, so the metrics lag the cluster by at most the interval.
 type Renderer struct {
@@ -23,7 +27,7 @@ type Renderer struct {
 	ready      func() bool
 	logger     *slog.Logger
 
-	families atomic.Pointer[[]*dto.MetricFamily]
+	latest atomic.Pointer[rendering]
 	// readyRendered is set once a render began after the source was ready:
 	// from then on scrapes see a complete view.
 	readyRendered atomic.Bool
@@ -63,16 +67,32 @@ func (r *Renderer) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// render gathers the collector into sorted, checked families and returns
-// the generation it started from. A failed render keeps the last one.
+// rendering is one render: the families and their text exposition.
+type rendering struct {
+	families []*dto.MetricFamily
+	text     []byte
+}
+
+// render gathers the collector into sorted, checked families, encodes them
+// and returns the generation it started from. A failed render keeps the
+// last one.
 func (r *Renderer) render() uint64 {
 	gen, ready := r.generation(), r.ready()
 	families, err := r.reg.Gather()
+	var text bytes.Buffer
+	if err == nil {
+		enc := expfmt.NewEncoder(&text, expfmt.NewFormat(expfmt.TypeTextPlain))
+		for _, mf := range families {
+			if err = enc.Encode(mf); err != nil {
+				break
+			}
+		}
+	}
 	if err != nil {
 		r.logger.Error("rendering the OCL metrics failed; serving the previous render", "err", err)
 		return gen
 	}
-	r.families.Store(&families)
+	r.latest.Store(&rendering{families: families, text: text.Bytes()})
 	if ready {
 		r.readyRendered.Store(true)
 	}
@@ -82,10 +102,21 @@ func (r *Renderer) render() uint64 {
 // Gather implements prometheus.Gatherer with the latest render. The
 // families are shared between scrapes and must not be modified.
 func (r *Renderer) Gather() ([]*dto.MetricFamily, error) {
-	if f := r.families.Load(); f != nil {
-		return *f, nil
+	if l := r.latest.Load(); l != nil {
+		return l.families, nil
 	}
 	return nil, nil
+}
+
+// WriteText writes the latest render in the text exposition format, as it
+// was encoded when rendered: a scrape copies bytes.
+func (r *Renderer) WriteText(w io.Writer) error {
+	l := r.latest.Load()
+	if l == nil {
+		return nil
+	}
+	_, err := w.Write(l.text)
+	return err
 }
 
 // Ready is true once the render reflects a source that was ready.

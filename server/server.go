@@ -3,7 +3,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
@@ -27,10 +25,11 @@ type Readiness interface {
 // Config is what the handler serves.
 type Config struct {
 	MetricsPath string
-	// Gatherer is what /metrics serves; Registry gets the handler's own
-	// metrics and may be part of Gatherer.
-	Gatherer  prometheus.Gatherer
-	Registry  *prometheus.Registry
+	// Registry holds the metrics gathered on each scrape (the exporter's
+	// own, Go, process) and gets the handler's metrics.
+	Registry *prometheus.Registry
+	// Rendered is appended to every scrape: metrics encoded ahead of time.
+	Rendered  Prerendered
 	Readiness Readiness
 	Logger    *slog.Logger
 	// MaxRequests bounds concurrent scrapes; 0 means no limit.
@@ -41,14 +40,7 @@ type Config struct {
 // landing page.
 func Handler(cfg Config) (http.Handler, error) {
 	mux := http.NewServeMux()
-	metrics := promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{
-		ErrorLog:            slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelError),
-		ErrorHandling:       promhttp.ContinueOnError,
-		MaxRequestsInFlight: cfg.MaxRequests,
-		Registry:            cfg.Registry,
-		EnableOpenMetrics:   true,
-	})
-	mux.Handle(cfg.MetricsPath, promhttp.InstrumentMetricHandler(cfg.Registry, metrics))
+	mux.Handle(cfg.MetricsPath, promhttp.InstrumentMetricHandler(cfg.Registry, metricsHandler(cfg)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
@@ -70,26 +62,6 @@ func Handler(cfg Config) (http.Handler, error) {
 		mux.Handle("/", landing)
 	}
 	return mux, nil
-}
-
-// Concat gathers from gs in turn and concatenates the families, trusting
-// that their names are disjoint: unlike prometheus.Gatherers it does not
-// re-check and re-sort every series on each scrape, which is the point of
-// rendering ahead (see collector.Renderer).
-type Concat []prometheus.Gatherer
-
-// Gather implements prometheus.Gatherer.
-func (c Concat) Gather() ([]*dto.MetricFamily, error) {
-	var out []*dto.MetricFamily
-	var errs []error
-	for _, g := range c {
-		families, err := g.Gather()
-		out = append(out, families...)
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return out, errors.Join(errs...)
 }
 
 // readyz answers 200 once the view is complete, else 503 naming what the

@@ -135,7 +135,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 
 	handler, err := server.Handler(server.Config{
-		MetricsPath: o.metricsPath, Gatherer: server.Concat{reg, renderer}, Registry: reg,
+		MetricsPath: o.metricsPath, Registry: reg, Rendered: renderer,
 		Readiness: readiness{src, renderer}, Logger: logger, MaxRequests: o.maxRequests,
 	})
 	if err != nil {

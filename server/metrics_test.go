@@ -1,0 +1,134 @@
+package server
+
+import (
+	"compress/gzip"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type text string
+
+func (t text) WriteText(w io.Writer) error {
+	_, err := io.WriteString(w, string(t))
+	return err
+}
+
+const rendered = "# HELP mosc_info Info.\n# TYPE mosc_info gauge\nmosc_info{machineosconfig=\"infra\"} 1\n"
+
+func newMetricsHandler(t *testing.T, maxRequests int, extra ...prometheus.Collector) http.Handler {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "ocl_exporter_up", Help: "Test."}))
+	reg.MustRegister(extra...)
+	return metricsHandler(Config{Registry: reg, Rendered: text(rendered), Logger: slog.New(slog.DiscardHandler), MaxRequests: maxRequests})
+}
+
+func scrapeBody(t *testing.T, h http.Handler, acceptEncoding string) (*http.Response, string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	if acceptEncoding != "" {
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	resp := rec.Result()
+	body := io.Reader(resp.Body)
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		gz, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = gz
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+func TestMetricsServeTheRegistryThenTheRender(t *testing.T) {
+	for _, enc := range []string{"", "gzip", "deflate, gzip;q=1.0, *;q=0.5"} {
+		resp, body := scrapeBody(t, newMetricsHandler(t, 0), enc)
+		if got := resp.Header.Get("Content-Type"); !strings.HasPrefix(got, "text/plain; version=0.0.4") {
+			t.Errorf("%q: Content-Type %q", enc, got)
+		}
+		if wantGzip := enc != ""; (resp.Header.Get("Content-Encoding") == "gzip") != wantGzip {
+			t.Errorf("%q: Content-Encoding %q", enc, resp.Header.Get("Content-Encoding"))
+		}
+		if !strings.Contains(body, "ocl_exporter_up 0\n") || !strings.HasSuffix(body, rendered) {
+			t.Errorf("%q: body\n%s", enc, body)
+		}
+	}
+}
+
+func TestMetricsRefusedGzipIsPlain(t *testing.T) {
+	resp, _ := scrapeBody(t, newMetricsHandler(t, 0), "gzip;q=0, identity")
+	if resp.Header.Get("Content-Encoding") != "" {
+		t.Error("gzip;q=0 must not be compressed")
+	}
+}
+
+type failing struct{}
+
+func (failing) Describe(ch chan<- *prometheus.Desc) {
+	ch <- prometheus.NewDesc("ocl_exporter_broken", "Test.", nil, nil)
+}
+func (failing) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.NewInvalidMetric(prometheus.NewDesc("ocl_exporter_broken", "Test.", nil, nil), errors.New("boom"))
+}
+
+func TestMetricsContinueOnGatherErrors(t *testing.T) {
+	_, body := scrapeBody(t, newMetricsHandler(t, 0, failing{}), "")
+	if !strings.Contains(body, "ocl_exporter_up") || !strings.HasSuffix(body, rendered) {
+		t.Errorf("body\n%s", body)
+	}
+}
+
+// blocking holds the first scrape inside the handler until released.
+type blocking struct {
+	entered, release chan struct{}
+}
+
+func (b blocking) WriteText(io.Writer) error {
+	b.entered <- struct{}{}
+	<-b.release
+	return nil
+}
+
+func TestMetricsLimitConcurrentScrapes(t *testing.T) {
+	b := blocking{entered: make(chan struct{}), release: make(chan struct{})}
+	reg := prometheus.NewRegistry()
+	h := metricsHandler(Config{Registry: reg, Rendered: b, Logger: slog.New(slog.DiscardHandler), MaxRequests: 1})
+	done := make(chan struct{})
+	go func() {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		close(done)
+	}()
+	<-b.entered
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("second concurrent scrape: %d, want 503", rec.Code)
+	}
+	close(b.release)
+	<-done
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	for header, want := range map[string]bool{
+		"": false, "gzip": true, "GZIP": true, "br, gzip": true, "gzip;q=0": false, "gzip; q=0.000": false,
+		"gzip;q=0.5": true, "deflate": false, "x-gzip": false,
+	} {
+		if got := acceptsGzip(header); got != want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", header, got, want)
+		}
+	}
+}
