@@ -43,6 +43,8 @@ lint: $(STATICCHECK) lint-dockerfile lint-markdown
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	$(GO) vet -tags e2e ./test/e2e/
+	$(STATICCHECK) -tags e2e ./test/e2e/
 	cd tools && $(GO) mod verify >/dev/null
 
 tools: $(PROMTOOL) $(STATICCHECK)

@@ -103,9 +103,10 @@ func (s *Source) listWatch(w *watched) cache.ListerWatcher {
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			wi, err := w.watch(ctx, s.clients, ns, narrow(o))
 			s.metrics.count(s.metrics.watches, w.Name, err)
-			if err != nil {
-				s.observe(w, err)
-			}
+			// After an outage the reflector resumes its watch from the last
+			// resourceVersion without listing again: a watch that starts is
+			// what tells the resource is readable again.
+			s.observe(w, err)
 			return wi, err
 		},
 	}

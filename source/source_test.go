@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 )
@@ -202,5 +203,35 @@ func TestGenerationMovesWithTheView(t *testing.T) {
 			t.Fatal("deleting an object did not move the generation")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestWatchRecoveryMarksAvailable: after an outage the reflector re-opens
+// its watch without listing; that watch starting must mark the resource
+// available again (found by the integration suite on a restarted API server).
+func TestWatchRecoveryMarksAvailable(t *testing.T) {
+	c := clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}})
+	fake := c.MachineConfig.(*mcfgfake.Clientset)
+	var down atomic.Bool
+	fake.PrependWatchReactor("machineosconfigs", func(clienttesting.Action) (bool, watch.Interface, error) {
+		if down.Load() {
+			return true, nil, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+		}
+		return false, nil, nil
+	})
+	s := start(t, c, nil)
+	waitReady(t, s)
+	w := s.watched[0]
+	down.Store(true)
+	s.observe(w, errors.New("connection refused")) // the outage, as the reflector's failed calls report it
+	if s.Status()[0].Available {
+		t.Fatal("still available during the outage")
+	}
+	down.Store(false)
+	if _, err := s.listWatch(w).Watch(metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Status()[0]; !st.Available {
+		t.Errorf("a watch that started did not mark the resource available: %+v", st)
 	}
 }
