@@ -1,0 +1,365 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// monitoring is a Prometheus scraping the exporter with the rules of
+// alerts/, an Alertmanager it sends alerts to, and the webhook receiver
+// Alertmanager notifies: the alerts an on-call engineer would get.
+type monitoring struct {
+	prometheus, alertmanager *proc
+	promURL                  string
+	rules                    map[string]rule // by alert name
+	mu                       sync.Mutex
+	firing                   map[string]alert // by seriesKey of the labels
+}
+
+// rule is what the suite needs to know of an alerting rule.
+type rule struct {
+	For model.Duration
+	// UsesTime: the expression compares with time(), so its outcome
+	// depends on when the fixture was captured, not only on its objects.
+	UsesTime bool
+}
+
+type alert struct {
+	Status      string            `json:"status"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+// startMonitoring checks alerts/*rules.yaml with the same release's
+// promtool, rewrites every for: to 0s (the rules wait minutes to hours;
+// the test checks what fires once they have waited), and starts
+// Alertmanager, the webhook and Prometheus scraping target every second.
+func startMonitoring(dir, target string) (*monitoring, error) {
+	files, err := filepath.Glob(filepath.Join(repoRoot, "alerts", "*rules.yaml"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no alerts/*rules.yaml: %v", err)
+	}
+	if out, err := exec.Command(tools["E2E_PROMTOOL"], append([]string{"check", "rules"}, files...)...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("promtool check rules (Prometheus 2.42) refuses alerts/: %v\n%s", err, out)
+	}
+	m := &monitoring{rules: map[string]rule{}, firing: map[string]alert{}}
+	rulesDir := filepath.Join(dir, "rules")
+	if err := os.MkdirAll(rulesDir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if err := m.rewriteRules(f, filepath.Join(rulesDir, filepath.Base(f))); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+	}
+
+	webhook, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() { _ = http.Serve(webhook, http.HandlerFunc(m.receive)) }()
+
+	amAddr, err := freeAddress()
+	if err != nil {
+		return nil, err
+	}
+	amConfig := fmt.Sprintf(`route:
+  receiver: test
+  group_by: ['...']
+  group_wait: 0s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: test
+    webhook_configs:
+      - url: http://%s/
+        send_resolved: true
+`, webhook.Addr())
+	if err := os.WriteFile(filepath.Join(dir, "alertmanager.yml"), []byte(amConfig), 0o644); err != nil {
+		return nil, err
+	}
+	m.alertmanager, err = start(dir, "alertmanager", tools["E2E_ALERTMANAGER"],
+		"--config.file", filepath.Join(dir, "alertmanager.yml"), "--storage.path", filepath.Join(dir, "alertmanager"),
+		"--web.listen-address", amAddr, "--cluster.listen-address", "")
+	if err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(m.alertmanager, http.DefaultClient, "http://"+amAddr+"/-/ready", "", time.Minute); err != nil {
+		return m, err
+	}
+
+	promAddr, err := freeAddress()
+	if err != nil {
+		return m, err
+	}
+	promConfig := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [%q]
+alerting:
+  alertmanagers:
+    - static_configs: [{targets: [%q]}]
+scrape_configs:
+  - job_name: ocl-exporter
+    static_configs: [{targets: [%q]}]
+`, filepath.Join(rulesDir, "*.yaml"), amAddr, target)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promConfig), 0o644); err != nil {
+		return m, err
+	}
+	m.promURL = "http://" + promAddr
+	m.prometheus, err = start(dir, "prometheus", tools["E2E_PROMETHEUS"],
+		"--config.file", filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path", filepath.Join(dir, "prometheus"),
+		"--web.listen-address", promAddr, "--rules.alert.resend-delay", "1s")
+	if err != nil {
+		return m, err
+	}
+	return m, waitHTTP(m.prometheus, http.DefaultClient, m.promURL+"/-/ready", "", time.Minute)
+}
+
+func (m *monitoring) stop() {
+	for _, p := range []*proc{m.prometheus, m.alertmanager} {
+		if p != nil {
+			p.stop()
+		}
+	}
+}
+
+// rewriteRules copies a rule file with every for: set to 0s, noting each
+// alert's original for and whether it reads time().
+func (m *monitoring) rewriteRules(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	var doc struct {
+		Groups []struct {
+			Name  string           `json:"name"`
+			Rules []map[string]any `json:"rules"`
+		} `json:"groups"`
+	}
+	if err := sigsyaml.UnmarshalStrict(b, &doc); err != nil {
+		return err
+	}
+	for _, g := range doc.Groups {
+		for _, r := range g.Rules {
+			name, _ := r["alert"].(string)
+			if name == "" {
+				continue
+			}
+			var d model.Duration
+			if s, ok := r["for"].(string); ok {
+				if d, err = model.ParseDuration(s); err != nil {
+					return fmt.Errorf("alert %s: for: %w", name, err)
+				}
+			}
+			expr, _ := r["expr"].(string)
+			m.rules[name] = rule{For: d, UsesTime: strings.Contains(expr, "time()")}
+			r["for"] = "0s"
+		}
+	}
+	out, err := sigsyaml.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, out, 0o644)
+}
+
+// receive is the webhook: it keeps the alerts Alertmanager reports firing.
+func (m *monitoring) receive(w http.ResponseWriter, r *http.Request) {
+	var msg struct {
+		Alerts []alert `json:"alerts"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range msg.Alerts {
+		k := seriesKey("ALERTS", a.Labels)
+		if a.Status == "firing" {
+			m.firing[k] = a
+		} else {
+			delete(m.firing, k)
+		}
+	}
+}
+
+func (m *monitoring) snapshot() map[string]alert {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.firing)
+}
+
+// promtoolTest is the part of alerts/tests/scenario-<name>.yaml the suite
+// reads: the alerts expected at each eval_time.
+type promtoolTest struct {
+	Tests []struct {
+		AlertRuleTest []struct {
+			EvalTime  string `json:"eval_time"`
+			Alertname string `json:"alertname"`
+			ExpAlerts []struct {
+				ExpLabels      map[string]string `json:"exp_labels"`
+				ExpAnnotations map[string]string `json:"exp_annotations"`
+			} `json:"exp_alerts"`
+		} `json:"alert_rule_test"`
+	} `json:"tests"`
+}
+
+// expectedAlerts are the alerts the promtool test of the scenario expects
+// at its last eval_time, with their labels and annotations, and the alert
+// names they decide: those whose for: has passed by then and whose
+// expression does not read time() (the live cluster's clock is not the
+// fixture's). ok is false when the scenario has no promtool test.
+func (m *monitoring) expectedAlerts(t *testing.T, name string) (want map[string]alert, decided []string, ok bool) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "alerts", "tests", "scenario-"+name+".yaml"))
+	if os.IsNotExist(err) {
+		return nil, nil, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc promtoolTest
+	if err := sigsyaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var last model.Duration
+	for _, g := range doc.Tests {
+		for _, a := range g.AlertRuleTest {
+			d, err := model.ParseDuration(a.EvalTime)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = max(last, d)
+		}
+	}
+	want = map[string]alert{}
+	for _, g := range doc.Tests {
+		for _, a := range g.AlertRuleTest {
+			r, known := m.rules[a.Alertname]
+			if d, _ := model.ParseDuration(a.EvalTime); d != last || !known || r.UsesTime || r.For > last {
+				continue
+			}
+			decided = append(decided, a.Alertname)
+			for _, e := range a.ExpAlerts {
+				labels := maps.Clone(e.ExpLabels)
+				labels["alertname"] = a.Alertname
+				want[seriesKey("ALERTS", labels)] = alert{Status: "firing", Labels: labels, Annotations: e.ExpAnnotations}
+			}
+		}
+	}
+	return want, decided, true
+}
+
+// expectAlerts waits until the alerts Alertmanager reports firing, among
+// the names decided, are exactly want with their annotations, and every
+// firing alert's runbook exists.
+func (m *monitoring) expectAlerts(t *testing.T, want map[string]alert, decided []string) {
+	t.Helper()
+	t.Logf("alerts: want %d firing, checking %d alert names", len(want), len(decided))
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	var diff []string
+	var firing map[string]alert
+	for {
+		firing = m.snapshot()
+		diff = alertDiff(firing, want, decided)
+		if len(diff) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the alerts Alertmanager delivered differ from alerts/tests/scenario-*.yaml (alerts %v):\n  %s\n--- firing (webhook):\n%s--- Prometheus /api/v1/alerts:\n%s",
+				decided, strings.Join(diff, "\n  "), formatAlerts(firing), m.prometheusAlerts())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func alertDiff(firing, want map[string]alert, decided []string) []string {
+	var diff []string
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		got, ok := firing[k]
+		if !ok {
+			diff = append(diff, "not firing: "+k)
+			continue
+		}
+		for _, a := range slices.Sorted(maps.Keys(want[k].Annotations)) {
+			if got.Annotations[a] != want[k].Annotations[a] {
+				diff = append(diff, fmt.Sprintf("%s: annotation %s is %q, want %q", k, a, got.Annotations[a], want[k].Annotations[a]))
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(firing)) {
+		a := firing[k]
+		if _, ok := want[k]; !ok && (decided == nil || slices.Contains(decided, a.Labels["alertname"])) {
+			diff = append(diff, "unexpected: "+k)
+		}
+		if p := runbookPath(a.Annotations["runbook_url"]); p == "" {
+			diff = append(diff, fmt.Sprintf("%s: runbook_url %q is not a runbooks/ file of this repository", k, a.Annotations["runbook_url"]))
+		} else if _, err := os.Stat(filepath.Join(repoRoot, p)); err != nil {
+			diff = append(diff, fmt.Sprintf("%s: runbook_url names %s: %v", k, p, err))
+		}
+	}
+	return diff
+}
+
+// runbookPath is the repository path a runbook_url points at.
+func runbookPath(url string) string {
+	_, p, ok := strings.Cut(url, "/blob/main/")
+	if !ok || !strings.HasPrefix(p, "runbooks/") {
+		return ""
+	}
+	return p
+}
+
+func formatAlerts(as map[string]alert) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(as)) {
+		fmt.Fprintf(&b, "%s\n    %v\n", k, as[k].Annotations)
+	}
+	return b.String()
+}
+
+// prometheusAlerts is what Prometheus itself evaluates, for failures.
+func (m *monitoring) prometheusAlerts() string {
+	resp, err := http.Get(m.promURL + "/api/v1/alerts")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Alerts []struct {
+				Labels map[string]string `json:"labels"`
+				State  string            `json:"state"`
+			} `json:"alerts"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, a := range body.Data.Alerts {
+		fmt.Fprintf(&b, "%s %s\n", a.State, seriesKey("ALERTS", a.Labels))
+	}
+	return b.String()
+}

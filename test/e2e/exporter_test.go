@@ -1,0 +1,216 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// buildExporter builds cmd/ocl_exporter as make build does, into dir.
+func buildExporter(dir string) (string, error) {
+	bin := filepath.Join(dir, "ocl_exporter")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/ocl_exporter")
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/ocl_exporter: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// exporter is an ocl_exporter process watching the cluster as the
+// exporter's ServiceAccount.
+type exporter struct {
+	*proc
+	url string
+}
+
+// startExporter starts an exporter on addr, a free port when empty.
+func startExporter(dir, bin, name, kubeconfig, addr string) (*exporter, error) {
+	if addr == "" {
+		var err error
+		if addr, err = freeAddress(); err != nil {
+			return nil, err
+		}
+	}
+	p, err := start(dir, name, bin, "--kubeconfig", kubeconfig, "--web.listen-address", addr)
+	if err != nil {
+		return nil, err
+	}
+	e := &exporter{proc: p, url: "http://" + addr}
+	return e, waitHTTP(p, http.DefaultClient, e.url+"/readyz", "", time.Minute)
+}
+
+// series is a scrape as "name{label="value",...}" to value, labels sorted.
+type series map[string]float64
+
+// oclPrefixes are the families the exporter's own code emits.
+var oclPrefixes = []string{"mosc_", "mosb_", "node_", "ocl_"}
+
+func isOCL(name string) bool {
+	return slices.ContainsFunc(oclPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
+}
+
+// parseExposition reads the text format, keeping the OCL families.
+func parseExposition(r io.Reader) (series, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, err
+	}
+	out := series{}
+	for name, mf := range families {
+		if !isOCL(name) {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			v := m.GetGauge().GetValue()
+			if m.GetCounter() != nil {
+				v = m.GetCounter().GetValue()
+			}
+			out[seriesKey(name, labels)] = v
+		}
+	}
+	return out, nil
+}
+
+func seriesKey(name string, labels map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		parts = append(parts, fmt.Sprintf("%s=%q", k, labels[k]))
+	}
+	return name + "{" + strings.Join(parts, ",") + "}"
+}
+
+// family is the metric name of a series key.
+func family(key string) string { return key[:strings.IndexByte(key, '{')] }
+
+// scrape reads /metrics.
+func (e *exporter) scrape(ctx context.Context) (series, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/metrics", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	return parseExposition(resp.Body)
+}
+
+// withoutCounters drops the exporter's request counters from s, to keep
+// failure messages short.
+func withoutCounters(s series) series {
+	out := series{}
+	for k, v := range s {
+		if !strings.HasSuffix(family(k), "_total") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// String prints the series sorted, one a line, as in a scrape.
+func (s series) String() string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		fmt.Fprintf(&b, "%s %g\n", k, s[k])
+	}
+	return b.String()
+}
+
+// expectation is what a scrape must show; it returns what differs.
+type expectation func(got series) []string
+
+// eventually scrapes until want holds or the timeout, and then fails with
+// the differences and the whole OCL scrape.
+func (e *exporter) eventually(ctx context.Context, timeout time.Duration, want expectation) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var got series
+	var diff []string
+	for {
+		s, err := e.scrape(ctx)
+		if err != nil {
+			diff = []string{"scrape: " + err.Error()}
+		} else if got, diff = s, want(s); len(diff) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("after %s the scrape differs:\n  %s\n--- last scrape (OCL families but the request counters):\n%s--- exporter log:\n%s",
+				timeout, strings.Join(diff, "\n  "), withoutCounters(got), e.tail(20))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// hasValues wants each series at its value.
+func hasValues(want series) expectation {
+	return func(got series) []string {
+		var diff []string
+		for _, k := range slices.Sorted(maps.Keys(want)) {
+			v, ok := got[k]
+			switch {
+			case !ok:
+				diff = append(diff, fmt.Sprintf("missing %s (want %g)", k, want[k]))
+			case v != want[k]:
+				diff = append(diff, fmt.Sprintf("%s is %g, want %g", k, v, want[k]))
+			}
+		}
+		return diff
+	}
+}
+
+// lacks wants no series of the families named, matching every label given.
+func lacks(name string, labels map[string]string) expectation {
+	return func(got series) []string {
+		var diff []string
+		for k := range got {
+			if family(k) == name && matches(k, labels) {
+				diff = append(diff, "unexpected "+k)
+			}
+		}
+		slices.Sort(diff)
+		return diff
+	}
+}
+
+// matches is true when the series key carries every label given.
+func matches(key string, labels map[string]string) bool {
+	for l, v := range labels {
+		pair := fmt.Sprintf("%s=%q", l, v)
+		if !strings.Contains(key, "{"+pair) && !strings.Contains(key, ","+pair) {
+			return false
+		}
+	}
+	return true
+}
+
+func all(es ...expectation) expectation {
+	return func(got series) []string {
+		var diff []string
+		for _, e := range es {
+			diff = append(diff, e(got)...)
+		}
+		return diff
+	}
+}
