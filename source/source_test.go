@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	clienttesting "k8s.io/client-go/testing"
 )
 
@@ -228,7 +229,7 @@ func TestWatchRecoveryMarksAvailable(t *testing.T) {
 		t.Fatal("still available during the outage")
 	}
 	down.Store(false)
-	if _, err := s.listWatch(w).Watch(metav1.ListOptions{}); err != nil {
+	if _, err := s.listWatch(w).(*cache.ListWatch).WatchWithContext(context.Background(), metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if st := s.Status()[0]; !st.Available {
