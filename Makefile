@@ -45,6 +45,8 @@ lint: $(STATICCHECK) lint-dockerfile lint-markdown
 	$(STATICCHECK) ./...
 	$(GO) vet -tags e2e ./test/e2e/
 	$(STATICCHECK) -tags e2e ./test/e2e/
+	$(GO) vet -tags scale ./test/scale/
+	$(STATICCHECK) -tags scale ./test/scale/
 	cd tools && $(GO) mod verify >/dev/null
 
 tools: $(PROMTOOL) $(STATICCHECK)
@@ -138,3 +140,26 @@ lint-markdown: $(NPM_TOOLS)
 $(NPM_TOOLS): tools/npm/package.json tools/npm/package-lock.json
 	cd tools/npm && npm ci --no-fund --no-audit
 	touch $@
+
+## bench-scale: ocl_exporter and kube-state-metrics side by side on a real
+## etcd and kube-apiserver holding a synthetic cluster of each size in SIZES
+## (test/scale/, docs/performance.md), into SCALE_RESULTS; then
+## `go test ./test/scale/ -run TestPlotCurrent -update` redraws the plot and
+## table from it. kube-state-metrics is built from hack/kube-state-metrics
+## into $(E2E_CACHE) once (about 10 minutes on 2 cores).
+KSM_VERSION   := v2.15.0
+E2E_KSM       := $(E2E_CACHE)/kube-state-metrics-$(KSM_VERSION)
+SIZES         ?= 100,500,2000
+SCALE_SCRAPES ?= 200
+SCALE_RESULTS ?= test/scale/testdata/results.json
+
+.PHONY: bench-scale
+bench-scale: $(E2E_APISERVER) $(E2E_ETCD) $(E2E_KSM)
+	SCALE_ETCD=$(E2E_ETCD) SCALE_KUBE_APISERVER=$(E2E_APISERVER) SCALE_KSM=$(E2E_KSM) \
+	SCALE_SIZES=$(SIZES) SCALE_SCRAPES=$(SCALE_SCRAPES) SCALE_RESULTS=$(if $(SCALE_RESULTS),$(abspath $(SCALE_RESULTS))) \
+		$(GO) test -tags scale -count=1 -run TestScale -v -timeout 60m ./test/scale/
+
+$(E2E_KSM):
+	mkdir -p $(E2E_CACHE)
+	cd hack/kube-state-metrics && nice -n 19 $(GO) build -trimpath -o $@.tmp k8s.io/kube-state-metrics/v2
+	mv $@.tmp $@

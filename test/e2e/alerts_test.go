@@ -20,13 +20,15 @@ import (
 
 	"github.com/prometheus/common/model"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
 // monitoring is a Prometheus scraping the exporter with the rules of
 // alerts/, an Alertmanager it sends alerts to, and the webhook receiver
 // Alertmanager notifies: the alerts an on-call engineer would get.
 type monitoring struct {
-	prometheus, alertmanager *proc
+	prometheus, alertmanager *cluster.Proc
 	promURL                  string
 	rules                    map[string]rule // by alert name
 	mu                       sync.Mutex
@@ -76,7 +78,7 @@ func startMonitoring(dir, target string) (*monitoring, error) {
 	}
 	go func() { _ = http.Serve(webhook, http.HandlerFunc(m.receive)) }()
 
-	amAddr, err := freeAddress()
+	amAddr, err := cluster.FreeAddress()
 	if err != nil {
 		return nil, err
 	}
@@ -95,17 +97,17 @@ receivers:
 	if err := os.WriteFile(filepath.Join(dir, "alertmanager.yml"), []byte(amConfig), 0o644); err != nil {
 		return nil, err
 	}
-	m.alertmanager, err = start(dir, "alertmanager", tools["E2E_ALERTMANAGER"],
+	m.alertmanager, err = cluster.StartProc(dir, "alertmanager", tools["E2E_ALERTMANAGER"],
 		"--config.file", filepath.Join(dir, "alertmanager.yml"), "--storage.path", filepath.Join(dir, "alertmanager"),
 		"--web.listen-address", amAddr, "--cluster.listen-address", "")
 	if err != nil {
 		return nil, err
 	}
-	if err := waitHTTP(m.alertmanager, http.DefaultClient, "http://"+amAddr+"/-/ready", "", time.Minute); err != nil {
+	if err := cluster.WaitHTTP(m.alertmanager, http.DefaultClient, "http://"+amAddr+"/-/ready", "", time.Minute); err != nil {
 		return m, err
 	}
 
-	promAddr, err := freeAddress()
+	promAddr, err := cluster.FreeAddress()
 	if err != nil {
 		return m, err
 	}
@@ -124,19 +126,19 @@ scrape_configs:
 		return m, err
 	}
 	m.promURL = "http://" + promAddr
-	m.prometheus, err = start(dir, "prometheus", tools["E2E_PROMETHEUS"],
+	m.prometheus, err = cluster.StartProc(dir, "prometheus", tools["E2E_PROMETHEUS"],
 		"--config.file", filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path", filepath.Join(dir, "prometheus"),
 		"--web.listen-address", promAddr, "--rules.alert.resend-delay", "1s")
 	if err != nil {
 		return m, err
 	}
-	return m, waitHTTP(m.prometheus, http.DefaultClient, m.promURL+"/-/ready", "", time.Minute)
+	return m, cluster.WaitHTTP(m.prometheus, http.DefaultClient, m.promURL+"/-/ready", "", time.Minute)
 }
 
 func (m *monitoring) stop() {
-	for _, p := range []*proc{m.prometheus, m.alertmanager} {
+	for _, p := range []*cluster.Proc{m.prometheus, m.alertmanager} {
 		if p != nil {
-			p.stop()
+			p.Stop()
 		}
 	}
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
 // buildExporter builds cmd/ocl_exporter as make build does, into dir.
@@ -34,7 +36,7 @@ func buildExporter(dir string) (string, error) {
 // exporter is an ocl_exporter process watching the cluster as the
 // exporter's ServiceAccount.
 type exporter struct {
-	*proc
+	*cluster.Proc
 	url string
 }
 
@@ -42,16 +44,16 @@ type exporter struct {
 func startExporter(dir, bin, name, kubeconfig, addr string) (*exporter, error) {
 	if addr == "" {
 		var err error
-		if addr, err = freeAddress(); err != nil {
+		if addr, err = cluster.FreeAddress(); err != nil {
 			return nil, err
 		}
 	}
-	p, err := start(dir, name, bin, "--kubeconfig", kubeconfig, "--web.listen-address", addr)
+	p, err := cluster.StartProc(dir, name, bin, "--kubeconfig", kubeconfig, "--web.listen-address", addr)
 	if err != nil {
 		return nil, err
 	}
-	e := &exporter{proc: p, url: "http://" + addr}
-	return e, waitHTTP(p, http.DefaultClient, e.url+"/readyz", "", time.Minute)
+	e := &exporter{Proc: p, url: "http://" + addr}
+	return e, cluster.WaitHTTP(p, http.DefaultClient, e.url+"/readyz", "", time.Minute)
 }
 
 // series is a scrape as "name{label="value",...}" to value, labels sorted.
@@ -157,7 +159,7 @@ func (e *exporter) eventually(ctx context.Context, timeout time.Duration, want e
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("after %s the scrape differs:\n  %s\n--- last scrape (OCL families but the request counters):\n%s--- exporter log:\n%s",
-				timeout, strings.Join(diff, "\n  "), withoutCounters(got), e.tail(20))
+				timeout, strings.Join(diff, "\n  "), withoutCounters(got), e.Tail(20))
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

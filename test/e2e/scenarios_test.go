@@ -249,7 +249,7 @@ func catchUp(t *testing.T, objs []*unstructured.Unstructured) {
 			checks = append(checks, valueOf("node_layered_image_mismatch", node, 0))
 		}
 		patch := mustJSON(t, map[string]any{"metadata": map[string]any{"annotations": annotations}})
-		if _, err := env.kube.cs.CoreV1().Nodes().Patch(t.Context(), u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if _, err := env.kube.CS.CoreV1().Nodes().Patch(t.Context(), u.GetName(), types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -291,10 +291,10 @@ func expect(t *testing.T, want expectation) {
 
 func mustCreate(t *testing.T, u *unstructured.Unstructured) {
 	t.Helper()
-	if err := env.kube.create(t.Context(), u); err != nil {
+	if err := env.kube.Create(t.Context(), u); err != nil {
 		t.Fatalf("create %s %s: %v", u.GetKind(), objectName(u), err)
 	}
-	t.Cleanup(func() { _ = env.kube.remove(context.Background(), u) })
+	t.Cleanup(func() { _ = env.kube.Remove(context.Background(), u) })
 }
 
 // createSecret creates a pull secret in the MCO namespace.

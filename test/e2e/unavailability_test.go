@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
 // recovery is how long the exporter may take to come back after a fault:
@@ -27,11 +28,11 @@ const recovery = 90 * time.Second
 func TestAPIServerRestart(t *testing.T) {
 	objs, want := play(t, scenario("seed004-build-failed"))
 
-	env.cluster.stopAPIServer()
+	env.cluster.StopAPIServer()
 	restarted := false
 	t.Cleanup(func() {
 		if !restarted { // leave a working cluster to the other tests
-			_ = env.cluster.startAPIServer()
+			_ = env.cluster.StartAPIServer()
 		}
 		if t.Failed() {
 			replaceExporter(t)
@@ -43,15 +44,15 @@ func TestAPIServerRestart(t *testing.T) {
 		t.Errorf("/readyz answers %d while the API server is away, want 200 (the exporter serves the last known state)", code)
 	}
 
-	if err := env.cluster.startAPIServer(); err != nil {
+	if err := env.cluster.StartAPIServer(); err != nil {
 		t.Fatal(err)
 	}
 	restarted = true
 	if err := env.exporter.eventually(t.Context(), recovery, all(allAvailable(1), sameAs(want))); err != nil {
 		t.Fatalf("no recovery after the API server restarted: %v", err)
 	}
-	if !env.exporter.running() {
-		t.Fatalf("the exporter exited:\n%s", env.exporter.tail(20))
+	if !env.exporter.Running() {
+		t.Fatalf("the exporter exited:\n%s", env.exporter.Tail(20))
 	}
 	// The watches work again: deletions show, once the reflectors' backoff
 	// has let them watch again.
@@ -62,8 +63,8 @@ func TestAPIServerRestart(t *testing.T) {
 // left the running one in a state the other tests cannot start from.
 func replaceExporter(t *testing.T) {
 	addr := strings.TrimPrefix(env.exporter.url, "http://")
-	env.exporter.stop()
-	e, err := startExporter(env.dir, env.exporterBin, "ocl_exporter", env.cluster.exporterKubeconfig, addr)
+	env.exporter.Stop()
+	e, err := startExporter(env.dir, env.exporterBin, "ocl_exporter", env.cluster.ExporterKubeconfig, addr)
 	if err != nil {
 		t.Errorf("replacing the exporter: %v", err)
 		return
@@ -80,11 +81,11 @@ func TestCRDRemovedAndReadded(t *testing.T) {
 	objs, want := play(t, scenario("healthy-rollout-done"))
 	crd := env.crds[mosb]
 	t.Cleanup(func() {
-		if err := createCRD(context.Background(), crd); err != nil && !strings.Contains(err.Error(), "already exists") {
+		if err := env.kube.CreateCRD(context.Background(), crd); err != nil && !strings.Contains(err.Error(), "already exists") {
 			t.Errorf("re-adding the CRD %s: %v", mosb, err)
 		}
 	})
-	if err := env.kube.remove(t.Context(), crd); err != nil {
+	if err := env.kube.Remove(t.Context(), crd); err != nil {
 		t.Fatal(err)
 	}
 	expect(t, all(resourcesAvailable(1, mosb), lacks("mosb_build_phase", nil),
@@ -92,7 +93,7 @@ func TestCRDRemovedAndReadded(t *testing.T) {
 	i := slices.IndexFunc(source.Resources(), func(r source.Resource) bool { return r.Name == mosb })
 	env.monitoring.expectAlerts(t, resourceAlerts(source.Resources()[i]), []string{resourceAlert})
 
-	if err := createCRD(t.Context(), crd); err != nil {
+	if err := env.kube.CreateCRD(t.Context(), crd); err != nil {
 		t.Fatal(err)
 	}
 	builds := slices.DeleteFunc(slices.Clone(objs), func(u *unstructured.Unstructured) bool { return u.GetKind() != "MachineOSBuild" })
@@ -114,7 +115,7 @@ func TestCRDRemovedAndReadded(t *testing.T) {
 func TestRBACRevoked(t *testing.T) {
 	const jobs = "jobs.batch"
 	_, want := play(t, scenario("seed004-build-failed"))
-	roles := env.kube.cs.RbacV1().Roles(source.DefaultNamespace)
+	roles := env.kube.CS.RbacV1().Roles(source.DefaultNamespace)
 	role, err := roles.Get(t.Context(), "ocl-exporter", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -142,17 +143,17 @@ func TestRBACRevoked(t *testing.T) {
 		}
 	})
 
-	e, err := startExporter(env.dir, env.exporterBin, "ocl_exporter-rbac", env.cluster.exporterKubeconfig, "")
+	e, err := startExporter(env.dir, env.exporterBin, "ocl_exporter-rbac", env.cluster.ExporterKubeconfig, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.stop()
+	defer e.Stop()
 	// What does not come from Jobs is served as before.
 	if err := e.eventually(t.Context(), settle, all(resourcesAvailable(1, jobs),
 		hasValues(only(want, "mosc_", "node_", "ocl_pool_", "mosb_build_phase", "mosb_info")))); err != nil {
 		t.Fatal(err)
 	}
-	if log := e.tail(100); !strings.Contains(log, "forbidden") || !strings.Contains(log, jobs) {
+	if log := e.Tail(100); !strings.Contains(log, "forbidden") || !strings.Contains(log, jobs) {
 		t.Errorf("the exporter's log does not name the forbidden resource %s:\n%s", jobs, log)
 	}
 
@@ -192,7 +193,7 @@ const resourceAlert = "OCLExporterResourceUnavailable"
 func resourceAlerts(rs ...source.Resource) map[string]alert {
 	out := map[string]alert{}
 	for _, r := range rs {
-		labels := map[string]string{"alertname": resourceAlert, "resource": r.Name, "severity": "warning", "namespace": exporterNamespace}
+		labels := map[string]string{"alertname": resourceAlert, "resource": r.Name, "severity": "warning", "namespace": cluster.ExporterNamespace}
 		out[seriesKey("ALERTS", labels)] = alert{Status: "firing", Labels: labels}
 	}
 	return out

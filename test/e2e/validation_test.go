@@ -50,9 +50,9 @@ func TestInvalidMachineOSConfigsRejected(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.edit(u)
-			err := env.kube.create(t.Context(), u)
+			err := env.kube.Create(t.Context(), u)
 			if err == nil {
-				t.Cleanup(func() { _ = env.kube.remove(context.Background(), u) })
+				t.Cleanup(func() { _ = env.kube.Remove(context.Background(), u) })
 			}
 			switch {
 			case tc.reject == "" && err != nil:
