@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -27,7 +26,9 @@ type Renderer struct {
 	ready      func() bool
 	logger     *slog.Logger
 
-	latest atomic.Pointer[rendering]
+	// text is the latest render, encoded. The families it was encoded
+	// from are not kept: they take several times its memory.
+	text atomic.Pointer[[]byte]
 	// readyRendered is set once a render began after the source was ready:
 	// from then on scrapes see a complete view.
 	readyRendered atomic.Bool
@@ -67,12 +68,6 @@ func (r *Renderer) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// rendering is one render: the families and their text exposition.
-type rendering struct {
-	families []*dto.MetricFamily
-	text     []byte
-}
-
 // render gathers the collector into sorted, checked families, encodes them
 // and returns the generation it started from. A failed render keeps the
 // last one.
@@ -92,30 +87,22 @@ func (r *Renderer) render() uint64 {
 		r.logger.Error("rendering the OCL metrics failed; serving the previous render", "err", err)
 		return gen
 	}
-	r.latest.Store(&rendering{families: families, text: text.Bytes()})
+	encoded := text.Bytes()
+	r.text.Store(&encoded)
 	if ready {
 		r.readyRendered.Store(true)
 	}
 	return gen
 }
 
-// Gather implements prometheus.Gatherer with the latest render. The
-// families are shared between scrapes and must not be modified.
-func (r *Renderer) Gather() ([]*dto.MetricFamily, error) {
-	if l := r.latest.Load(); l != nil {
-		return l.families, nil
-	}
-	return nil, nil
-}
-
 // WriteText writes the latest render in the text exposition format, as it
 // was encoded when rendered: a scrape copies bytes.
 func (r *Renderer) WriteText(w io.Writer) error {
-	l := r.latest.Load()
-	if l == nil {
+	text := r.text.Load()
+	if text == nil {
 		return nil
 	}
-	_, err := w.Write(l.text)
+	_, err := w.Write(*text)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"sync/atomic"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/source"
@@ -41,11 +44,17 @@ func TestRendererFollowsGeneration(t *testing.T) {
 	go r.Run(ctx, 5*time.Millisecond)
 
 	value := func() float64 {
-		families, _ := r.Gather()
-		for _, mf := range families {
-			if mf.GetName() == "ocl_exporter_resource_available" {
-				return mf.GetMetric()[0].GetGauge().GetValue()
-			}
+		var text bytes.Buffer
+		if err := r.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(&text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mf, ok := families["ocl_exporter_resource_available"]; ok {
+			return mf.GetMetric()[0].GetGauge().GetValue()
 		}
 		return -1
 	}
