@@ -1,7 +1,6 @@
 package dashboards
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/ocl-exporter/ocl_exporter/docs"
 )
 
 // family is what a query may use of a metric.
@@ -20,9 +21,6 @@ type family struct {
 	labels  []string // nil: any (ALERTS, recording rules)
 	counter bool
 }
-
-// docRow matches a metric row of docs/metrics.md: | `name` | `a`, `b` | meaning
-var docRow = regexp.MustCompile("^\\| `([a-z_]+)` \\| ([^|]*) \\| (.*)")
 
 // families reads the metrics the exporter emits from docs/metrics.md (a
 // test in cmd/ocl_exporter keeps it equal to a real scrape), the recording
@@ -34,26 +32,13 @@ func families(t *testing.T) map[string]family {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := map[string]family{"ALERTS": {}}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		m := docRow.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		fam := family{labels: []string{}, counter: strings.HasSuffix(m[1], "_total") || strings.HasPrefix(m[3], "Counter.")}
-		for _, l := range strings.Split(m[2], ",") {
-			if l = strings.Trim(strings.TrimSpace(l), "`"); l != "" {
-				fam.labels = append(fam.labels, l)
-			}
-		}
-		out[m[1]] = fam
-	}
-	if err := sc.Err(); err != nil {
+	metrics, err := docs.ReadMetrics(f)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out) < 10 {
-		t.Fatalf("read only %d metrics from docs/metrics.md: did its table format change?", len(out))
+	out := map[string]family{"ALERTS": {}}
+	for name, m := range metrics {
+		out[name] = family{labels: m.Labels, counter: m.Counter}
 	}
 	rules, err := filepath.Glob("../alerts/*rules.yaml")
 	if err != nil {

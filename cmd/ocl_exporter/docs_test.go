@@ -1,48 +1,26 @@
 package main
 
 import (
-	"bufio"
 	"os"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/ocl-exporter/ocl_exporter/collector"
+	"github.com/ocl-exporter/ocl_exporter/docs"
 )
 
-// docRow matches a metric row of docs/metrics.md: | `name` | `a`, `b` | ...
-var docRow = regexp.MustCompile("^\\| `([a-z_]+)` \\| ([^|]*) \\|")
-
 // documented reads the metric names and their label names from the docs.
-func documented(t *testing.T) map[string][]string {
+func documented(t *testing.T) map[string]docs.Metric {
 	t.Helper()
 	f, err := os.Open("../../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := map[string][]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		m := docRow.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		var labels []string
-		for _, l := range strings.Split(m[2], ",") {
-			if l = strings.Trim(strings.TrimSpace(l), "`"); l != "" {
-				labels = append(labels, l)
-			}
-		}
-		sort.Strings(labels)
-		if _, dup := out[m[1]]; dup {
-			t.Errorf("docs/metrics.md lists %s twice", m[1])
-		}
-		out[m[1]] = labels
-	}
-	if err := sc.Err(); err != nil {
+	out, err := docs.ReadMetrics(f)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -79,8 +57,8 @@ func TestDocsListEveryEmittedMetric(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("%s is emitted but not in docs/metrics.md", name)
-		case !slices.Equal(want, labels):
-			t.Errorf("%s: docs/metrics.md lists labels %v, the exporter emits %v", name, want, labels)
+		case !slices.Equal(want.Labels, labels):
+			t.Errorf("%s: docs/metrics.md lists labels %v, the exporter emits %v", name, want.Labels, labels)
 		}
 	}
 	for name := range docs {
