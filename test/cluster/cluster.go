@@ -22,6 +22,10 @@ import (
 const (
 	ExporterNamespace = "ocl-exporter"
 	ExporterUser      = "system:serviceaccount:" + ExporterNamespace + ":ocl-exporter"
+	// ScraperUser is the platform Prometheus, which deploy/ allows to get
+	// the metrics path; NobodyUser has no permission at all.
+	ScraperUser = "system:serviceaccount:openshift-monitoring:prometheus-k8s"
+	NobodyUser  = "nobody"
 )
 
 // Cluster is an etcd and a kube-apiserver on loopback, with their
@@ -37,6 +41,8 @@ type Cluster struct {
 	AdminKubeconfig, ExporterKubeconfig string
 	AdminToken                          string
 	Admin                               *rest.Config
+	// Bearer tokens of ScraperUser and NobodyUser, for scrapes.
+	ScraperToken, NobodyToken string
 
 	bin  string // kube-apiserver
 	args []string
@@ -69,8 +75,10 @@ func Start(dir, etcdBin, apiserverBin string, extraArgs ...string) (*Cluster, er
 	if err := c.writePKI(); err != nil {
 		return c, err
 	}
-	tokens := fmt.Sprintf("%s,admin,admin,system:masters\n%s,%s,ocl-exporter,\"system:serviceaccounts,system:serviceaccounts:%s\"\n",
-		c.AdminToken, exporterToken, ExporterUser, ExporterNamespace)
+	c.ScraperToken, c.NobodyToken = randomHex(), randomHex()
+	tokens := fmt.Sprintf("%s,admin,admin,system:masters\n%s,%s,ocl-exporter,\"system:serviceaccounts,system:serviceaccounts:%s\"\n"+
+		"%s,%s,prometheus-k8s,\"system:serviceaccounts,system:serviceaccounts:openshift-monitoring\"\n%s,%s,nobody\n",
+		c.AdminToken, exporterToken, ExporterUser, ExporterNamespace, c.ScraperToken, ScraperUser, c.NobodyToken, NobodyUser)
 	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(tokens), 0o600); err != nil {
 		return c, err
 	}

@@ -40,15 +40,16 @@ type exporter struct {
 	url string
 }
 
-// startExporter starts an exporter on addr, a free port when empty.
-func startExporter(dir, bin, name, kubeconfig, addr string) (*exporter, error) {
+// startExporter starts an exporter on addr, a free port when empty, with
+// extra flags.
+func startExporter(dir, bin, name, kubeconfig, addr string, flags ...string) (*exporter, error) {
 	if addr == "" {
 		var err error
 		if addr, err = cluster.FreeAddress(); err != nil {
 			return nil, err
 		}
 	}
-	p, err := cluster.StartProc(dir, name, bin, "--kubeconfig", kubeconfig, "--web.listen-address", addr)
+	p, err := cluster.StartProc(dir, name, bin, append([]string{"--kubeconfig", kubeconfig, "--web.listen-address", addr}, flags...)...)
 	if err != nil {
 		return nil, err
 	}
