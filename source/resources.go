@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/ocl-exporter/ocl_exporter/analysis"
 )
 
 // Label and object names the MCO uses; see reference/ocl-domain.md §6.
@@ -47,8 +49,10 @@ type Resource struct {
 	FieldSelector string
 
 	newObject func() runtime.Object
-	list      func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (runtime.Object, error)
-	watch     func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (watch.Interface, error)
+	// store puts the informer's items into their field of the view.
+	store func(c *analysis.Cluster, items []any)
+	list  func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (runtime.Object, error)
+	watch func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (watch.Interface, error)
 }
 
 func gvr(group, version, resource string) schema.GroupVersionResource {
@@ -62,43 +66,45 @@ func Resources() []Resource {
 	}
 	return []Resource{
 		typed("machineosconfigs.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineosconfigs"), false,
-			func() runtime.Object { return &mcfgv1.MachineOSConfig{} },
+			func(c *analysis.Cluster) *[]*mcfgv1.MachineOSConfig { return &c.MachineOSConfigs },
 			func(c *Clients, _ string) listWatcher[*mcfgv1.MachineOSConfigList] { return mcfg(c).MachineOSConfigs() }),
 		typed("machineosbuilds.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineosbuilds"), false,
-			func() runtime.Object { return &mcfgv1.MachineOSBuild{} },
+			func(c *analysis.Cluster) *[]*mcfgv1.MachineOSBuild { return &c.MachineOSBuilds },
 			func(c *Clients, _ string) listWatcher[*mcfgv1.MachineOSBuildList] { return mcfg(c).MachineOSBuilds() }),
 		typed("machineconfigpools.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfigpools"), false,
-			func() runtime.Object { return &mcfgv1.MachineConfigPool{} },
+			func(c *analysis.Cluster) *[]*mcfgv1.MachineConfigPool { return &c.MachineConfigPools },
 			func(c *Clients, _ string) listWatcher[*mcfgv1.MachineConfigPoolList] {
 				return mcfg(c).MachineConfigPools()
 			}),
 		typed("machineconfignodes.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfignodes"), false,
-			func() runtime.Object { return &mcfgv1.MachineConfigNode{} },
+			func(c *analysis.Cluster) *[]*mcfgv1.MachineConfigNode { return &c.MachineConfigNodes },
 			func(c *Clients, _ string) listWatcher[*mcfgv1.MachineConfigNodeList] {
 				return mcfg(c).MachineConfigNodes()
 			}),
 		withFieldSelector("metadata.name="+ClusterOperatorName, typed("clusteroperators.config.openshift.io", configv1.GroupVersion.WithResource("clusteroperators"), false,
-			func() runtime.Object { return &configv1.ClusterOperator{} },
+			func(c *analysis.Cluster) *[]*configv1.ClusterOperator { return &c.ClusterOperators },
 			func(c *Clients, _ string) listWatcher[*configv1.ClusterOperatorList] {
 				return c.Config.ConfigV1().ClusterOperators()
 			})),
-		metadataOnly("nodes", gvr("", "v1", "nodes"), false, ""),
-		metadataOnly("machineconfigs.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfigs"), false, ""),
-		metadataOnly("secrets", gvr("", "v1", "secrets"), true, ""),
-		metadataOnly("configmaps", gvr("", "v1", "configmaps"), true, LabelOnClusterLayering),
+		metadataOnly("nodes", gvr("", "v1", "nodes"), false, "", func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.Nodes }),
+		metadataOnly("machineconfigs.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfigs"), false, "",
+			func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.MachineConfigs }),
+		metadataOnly("secrets", gvr("", "v1", "secrets"), true, "", func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.Secrets }),
+		metadataOnly("configmaps", gvr("", "v1", "configmaps"), true, LabelOnClusterLayering,
+			func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.ConfigMaps }),
 		withLabelSelector(LabelOnClusterLayering, typed("jobs.batch", gvr("batch", "v1", "jobs"), true,
-			func() runtime.Object { return &batchv1.Job{} },
+			func(c *analysis.Cluster) *[]*batchv1.Job { return &c.Jobs },
 			func(c *Clients, ns string) listWatcher[*batchv1.JobList] { return c.Kube.BatchV1().Jobs(ns) })),
 		withLabelSelector(LabelJobName, typed("pods", gvr("", "v1", "pods"), true,
-			func() runtime.Object { return &corev1.Pod{} },
+			func(c *analysis.Cluster) *[]*corev1.Pod { return &c.Pods },
 			func(c *Clients, ns string) listWatcher[*corev1.PodList] { return c.Kube.CoreV1().Pods(ns) })),
 		withFieldSelector("metadata.name="+BuilderDeploymentName, typed("deployments.apps", gvr("apps", "v1", "deployments"), true,
-			func() runtime.Object { return &appsv1.Deployment{} },
+			func(c *analysis.Cluster) *[]*appsv1.Deployment { return &c.Deployments },
 			func(c *Clients, ns string) listWatcher[*appsv1.DeploymentList] {
 				return c.Kube.AppsV1().Deployments(ns)
 			})),
 		withFieldSelector("type="+corev1.EventTypeWarning, typed("events", gvr("", "v1", "events"), true,
-			func() runtime.Object { return &corev1.Event{} },
+			func(c *analysis.Cluster) *[]*corev1.Event { return &c.Events },
 			func(c *Clients, ns string) listWatcher[*corev1.EventList] { return c.Kube.CoreV1().Events(ns) })),
 	}
 }
@@ -109,9 +115,16 @@ type listWatcher[L runtime.Object] interface {
 	Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error)
 }
 
-func typed[L runtime.Object](name string, r schema.GroupVersionResource, namespaced bool, newObject func() runtime.Object, client func(c *Clients, ns string) listWatcher[L]) Resource {
+// typed watches the kind T (a pointer to E) through its typed client and
+// stores it in the view's field.
+func typed[E any, T interface {
+	*E
+	runtime.Object
+}, L runtime.Object](name string, r schema.GroupVersionResource, namespaced bool, field func(*analysis.Cluster) *[]T, client func(c *Clients, ns string) listWatcher[L]) Resource {
 	return Resource{
-		Name: name, GVR: r, Namespaced: namespaced, newObject: newObject,
+		Name: name, GVR: r, Namespaced: namespaced,
+		newObject: func() runtime.Object { return T(new(E)) },
+		store:     storeIn(field),
 		list: func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (runtime.Object, error) {
 			return client(c, ns).List(ctx, o)
 		},
@@ -121,16 +134,30 @@ func typed[L runtime.Object](name string, r schema.GroupVersionResource, namespa
 	}
 }
 
-func metadataOnly(name string, r schema.GroupVersionResource, namespaced bool, labelSelector string) Resource {
+func metadataOnly(name string, r schema.GroupVersionResource, namespaced bool, labelSelector string, field func(*analysis.Cluster) *[]*metav1.PartialObjectMetadata) Resource {
 	return Resource{
 		Name: name, GVR: r, Namespaced: namespaced, MetadataOnly: true, LabelSelector: labelSelector,
 		newObject: func() runtime.Object { return &metav1.PartialObjectMetadata{} },
+		store:     storeIn(field),
 		list: func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (runtime.Object, error) {
 			return c.Metadata.Resource(r).Namespace(ns).List(ctx, o)
 		},
 		watch: func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (watch.Interface, error) {
 			return c.Metadata.Resource(r).Namespace(ns).Watch(ctx, o)
 		},
+	}
+}
+
+// storeIn stores an informer's items, all of type T, in field.
+func storeIn[T any](field func(*analysis.Cluster) *[]T) func(*analysis.Cluster, []any) {
+	return func(c *analysis.Cluster, items []any) {
+		out := make([]T, 0, len(items))
+		for _, it := range items {
+			if t, ok := it.(T); ok {
+				out = append(out, t)
+			}
+		}
+		*field(c) = out
 	}
 }
 

@@ -11,12 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	configv1 "github.com/openshift/api/config/v1"
-	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/prometheus/client_golang/prometheus"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -187,54 +182,9 @@ func (s *Source) WaitReady(ctx context.Context) bool {
 func (s *Source) Cluster(now time.Time) *analysis.Cluster {
 	c := &analysis.Cluster{Namespace: s.namespace, Now: now}
 	for _, w := range s.watched {
-		items := w.informer.GetStore().List()
-		switch w.newObject().(type) {
-		case *mcfgv1.MachineOSConfig:
-			c.MachineOSConfigs = as[*mcfgv1.MachineOSConfig](items)
-		case *mcfgv1.MachineOSBuild:
-			c.MachineOSBuilds = as[*mcfgv1.MachineOSBuild](items)
-		case *mcfgv1.MachineConfigPool:
-			c.MachineConfigPools = as[*mcfgv1.MachineConfigPool](items)
-		case *mcfgv1.MachineConfigNode:
-			c.MachineConfigNodes = as[*mcfgv1.MachineConfigNode](items)
-		case *configv1.ClusterOperator:
-			c.ClusterOperators = as[*configv1.ClusterOperator](items)
-		case *batchv1.Job:
-			c.Jobs = as[*batchv1.Job](items)
-		case *corev1.Pod:
-			c.Pods = as[*corev1.Pod](items)
-		case *appsv1.Deployment:
-			c.Deployments = as[*appsv1.Deployment](items)
-		case *corev1.Event:
-			c.Events = as[*corev1.Event](items)
-		case *metav1.PartialObjectMetadata:
-			s.setMetadata(c, w.GVR.Resource, as[*metav1.PartialObjectMetadata](items))
-		}
+		w.store(c, w.informer.GetStore().List())
 	}
 	return c
-}
-
-func (s *Source) setMetadata(c *analysis.Cluster, resource string, items []*metav1.PartialObjectMetadata) {
-	switch resource {
-	case "nodes":
-		c.Nodes = items
-	case "machineconfigs":
-		c.MachineConfigs = items
-	case "secrets":
-		c.Secrets = items
-	case "configmaps":
-		c.ConfigMaps = items
-	}
-}
-
-func as[T any](items []any) []T {
-	out := make([]T, 0, len(items))
-	for _, it := range items {
-		if t, ok := it.(T); ok {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // status is the last known outcome of listing one resource.
