@@ -95,6 +95,12 @@ var authPatterns = []string{
 	`invalid username/password`,
 	`unable to retrieve auth token`,
 	`insufficient_scope`,
+	// Bare HTTP answers: the token server's 403 (containers/image
+	// httpResponseToError turns a 401 into "unauthorized"), and a 401 or
+	// 403 whose body is not an errcode document.
+	`invalid status code from registry 403`,
+	`error parsing http 40[13] response body`,
+	`statuscode: 40[13],`,
 }
 
 // rules is the text table. Order is priority: the first rule that matches
@@ -128,6 +134,9 @@ var rules = []rule{
 		`could not validate rendere?dimagepushspec`, // MCO spells it "renderdImagePushspec"
 		`invalid renderedimagepushspec for machineosconfig`,
 		`renderedimagepushspec empty for machineosconfig`,
+		// The only image reference a user writes into a MachineOSConfig:
+		// its reconcile events quote the parser's error bare.
+		`invalid reference format`,
 	}},
 	{class: NonCoreOSNode, in: anyStage, why: "a node in a layered pool is not RHCOS", patterns: []string{
 		`on-cluster layering is only supported on coreos-based nodes`,
@@ -188,6 +197,13 @@ var rules = []rule{
 		`dockerfile parse error`,
 		`unknown instruction: `,
 		`unterminated heredoc`,
+		// imagebuilder's argument checks ("ADD requires at least two
+		// arguments", "ENV names can not be blank").
+		` requires at least (?:one|two) argument`,
+		` names can not be blank`,
+		// COPY or ADD of a path the build context or stage does not have
+		// (buildah add.go): the Containerfile is wrong, no command ran.
+		`checking on sources under `,
 	}},
 	{class: PackageNotFound, in: build, why: "dnf, yum, microdnf or rpm-ostree cannot find a package", patterns: []string{
 		`no match for argument: `,
@@ -195,6 +211,13 @@ var rules = []rule{
 		`packages not found: `,
 		`no package matches '`,
 		`no package \S+ available`,
+	}},
+
+	// Causes named but outside the closed set: specific, so no wrapper
+	// (os_update_timeout, a RUN step) and no nearby class borrows them.
+	{class: Unknown, in: anyStage, why: "a named cause that no class covers", patterns: []string{
+		`source image rejected: `, // signature policy (containers/image)
+		`toomanyrequests: `,       // registry rate limit
 	}},
 
 	// Rollout steps that fail for reasons of their own. Before the
@@ -218,7 +241,13 @@ var rules = []rule{
 	{class: DiskFull, in: anyStage, why: "filesystem full while pulling, building or deploying", patterns: []string{
 		`no space left on device`,
 		`min-free-space-percent '[^']*' would be exceeded`,
+		`min-free-space-size \S+ would be exceeded`,
 		`disk quota exceeded`,
+		`\[errno 28\] `, // python's ENOSPC (dnf)
+		// rpm's disk check inside a RUN step: the resource, not the
+		// command, is the cause (rpmps.c, dnf's "Disk Requirements").
+		`more space on the `,
+		`more space needed on the `,
 	}},
 	{class: RegistryTLSUntrusted, in: anyStage, why: "registry certificate not trusted", patterns: []string{
 		`x509: `,
@@ -246,11 +275,16 @@ var rules = []rule{
 		`client.timeout exceeded while awaiting headers`,
 		`read tcp \S+: read: connection reset by peer`,
 		`received unexpected http status: 5`,
+		`invalid status code from registry 5`,
+		`statuscode: 5\d\d,`, // an HTML error page from a proxy or load balancer
 	}},
 	// After disk_full: the MCD appends "possible root cause: ..." here.
 	{class: UnexpectedOnDiskState, in: rollout, why: "node booted something other than what the MCD wrote", patterns: []string{
 		`unexpected on-disk state`,
 		`expected target osimageurl `,
+		// The MCD's config drift check writes these bare as the reason.
+		`content mismatch for file`,
+		`mode mismatch for file`,
 	}},
 	{class: ContainerfileCommandFailed, in: build, why: "a RUN step's command failed", patterns: []string{
 		`command not found`,
@@ -276,7 +310,7 @@ var (
 	pushWords = []string{
 		"pushing", "buildah push", "writing blob", "initiating layer upload",
 		"uploading manifest", "writing manifest:", "trying to reuse blob",
-		"checking whether a blob",
+		"checking whether a blob", "push image",
 	}
 	pullWords = []string{
 		"pulling", "trying to pull", "initializing source", "reading manifest",
@@ -292,7 +326,7 @@ var (
 		"error", "fail", "fatal", "exit status", "exited with", "exited on",
 		"not found", "no match for argument", "non-zero", "denied",
 		"unauthorized", "no space left", "unable to", "cannot", "can't",
-		"oomkilled", "curl: (",
+		"oomkilled", "curl: (", "no package ", "more space", "x509: ",
 	}
 	// Progress lines, set -x traces and logrus lines below error level.
 	// "Trying to pull" succeeded if nothing else failed; WARN lines are
@@ -303,6 +337,9 @@ var (
 		"storing signatures", "commit ", "--> ", "debu[", "info[", "warn[",
 	}
 	noiseWords = []string{"level=debug", "level=info", "level=warning", "level=trace"}
+	// retryWord marks a warning that an attempt failed and will be
+	// retried ("Failed, retrying in 1s ... (1/3). Error: ...").
+	retryWord = "retrying"
 )
 
 func init() {
