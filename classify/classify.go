@@ -131,12 +131,17 @@ func (s scan) decide(lo, hi int) (Result, *rule) {
 // s.lower[lo:hi], and the offset in s.text where it matched.
 func (s scan) match(lo, hi int) (*rule, int, bool) {
 	line := s.lower[lo:hi]
+	var tri trigrams
+	tri.fill(line)
 	for i := range rules {
 		r := &rules[i]
 		if r.in&s.in == 0 {
 			continue
 		}
 		for _, p := range r.compiled {
+			if !tri.has(p.first) {
+				continue
+			}
 			if at := p.index(line); at >= 0 {
 				return r, lo + at, true
 			}

@@ -70,6 +70,7 @@ type pattern struct {
 	re      *regexp.Regexp
 	prefix  string
 	literal bool
+	first   uint16 // trigram of the prefix's first three bytes
 }
 
 // index returns where p first matches s, or -1.
@@ -83,6 +84,26 @@ func (p pattern) index(s string) int {
 	}
 	return -1
 }
+
+// trigrams is the set of a line's three-byte substrings, hashed to 12
+// bits. A pattern whose first trigram the line lacks cannot match, so most
+// string searches are skipped: a candidate line meets about a hundred
+// patterns.
+type trigrams [64]uint64
+
+func trigram(s string, i int) uint16 {
+	return uint16((uint32(s[i])<<16 | uint32(s[i+1])<<8 | uint32(s[i+2])) * 2654435761 >> 20)
+}
+
+func (t *trigrams) fill(line string) {
+	clear(t[:])
+	for i := 0; i+3 <= len(line); i++ {
+		h := trigram(line, i)
+		t[h>>6] |= 1 << (h & 63)
+	}
+}
+
+func (t *trigrams) has(h uint16) bool { return t[h>>6]&(1<<(h&63)) != 0 }
 
 // Patterns shared by the rules that tell registry auth failures apart.
 var authPatterns = []string{
@@ -359,7 +380,7 @@ func init() {
 			if len(prefix) < 3 || prefix != strings.ToLower(prefix) {
 				panic(fmt.Sprintf("classify: pattern %q needs a lowercase literal prefix", p))
 			}
-			r.compiled = append(r.compiled, pattern{re: re, prefix: prefix, literal: literal})
+			r.compiled = append(r.compiled, pattern{re: re, prefix: prefix, literal: literal, first: trigram(prefix, 0)})
 		}
 	}
 }
