@@ -122,6 +122,7 @@ var authPatterns = []string{
 	`invalid status code from registry 403`,
 	`error parsing http 40[13] response body`,
 	`statuscode: 40[13],`,
+	`status 40[13]$`, // older containers/image: "initiating layer upload to ..., status 401"
 }
 
 // rules is the text table. Order is priority: the first rule that matches
@@ -237,8 +238,12 @@ var rules = []rule{
 	// Causes named but outside the closed set: specific, so no wrapper
 	// (os_update_timeout, a RUN step) and no nearby class borrows them.
 	{class: Unknown, in: anyStage, why: "a named cause that no class covers", patterns: []string{
-		`source image rejected: `, // signature policy (containers/image)
-		`toomanyrequests: `,       // registry rate limit
+		// Signature policy (containers/image signature/, policy.json),
+		// also when a proxy relays it without the "rejected" prefix.
+		`source image rejected: `,
+		`a signature was required, but no signature exists`,
+		`containers-policy.json specifies a default of`,
+		`toomanyrequests: `, // registry rate limit
 	}},
 
 	// Rollout steps that fail for reasons of their own. Before the
