@@ -19,70 +19,57 @@ import (
 // types_machineosconfig.go and types_machineosbuild.go, release-4.17), so
 // an old snapshot still shows its builds and not only its pools and nodes.
 
-// upgrade rewrites, in place, an object of an older apiVersion into the
-// fields of the version the exporter reads. It returns why the object
-// cannot be read when a field the exporter relies on is missing.
-type upgrade func(obj map[string]any) error
-
-// upgrades are the older versions a snapshot may hold, per group and kind.
-var upgrades = map[schema.GroupVersionKind]upgrade{
-	{Group: mcfgv1.GroupName, Version: "v1alpha1", Kind: "MachineOSConfig"}: machineOSConfigV1alpha1,
-	{Group: mcfgv1.GroupName, Version: "v1alpha1", Kind: "MachineOSBuild"}:  machineOSBuildV1alpha1,
+// upgrade rewrites an object of an older apiVersion into the fields of
+// the version the exporter reads.
+type upgrade struct {
+	required []string    // a field v1 cannot do without
+	moves    []fieldMove // fields v1 keeps elsewhere
+	drop     [][]string  // fields with no v1 meaning
+	fixed    []fixedField
 }
 
 // fieldMove is one v1alpha1 field and where v1 keeps it.
 type fieldMove struct{ from, to []string }
 
-var (
-	machineOSConfigMoves = []fieldMove{
-		{[]string{"spec", "buildInputs", "baseImagePullSecret"}, []string{"spec", "baseImagePullSecret"}},
-		{[]string{"spec", "buildInputs", "renderedImagePushSecret"}, []string{"spec", "renderedImagePushSecret"}},
-		{[]string{"spec", "buildInputs", "renderedImagePushspec"}, []string{"spec", "renderedImagePushSpec"}},
-		{[]string{"status", "currentImagePullspec"}, []string{"status", "currentImagePullSpec"}},
-	}
-	// The v1alpha1 builder was a bare pod (status.builderReference.buildPod),
-	// not a Job: it is not carried over, so such a build's cause is read
-	// from its events only.
-	machineOSBuildMoves = []fieldMove{
-		{[]string{"spec", "desiredConfig"}, []string{"spec", "machineConfig"}},
-		{[]string{"spec", "renderedImagePushspec"}, []string{"spec", "renderedImagePushSpec"}},
-		{[]string{"status", "finalImagePullspec"}, []string{"status", "digestedImagePushSpec"}},
-	}
-)
-
-func machineOSConfigV1alpha1(obj map[string]any) error {
-	if err := requireString(obj, "spec", "machineConfigPool", "name"); err != nil {
-		return err
-	}
-	if err := moveFields(obj, machineOSConfigMoves); err != nil {
-		return err
-	}
-	unstructured.RemoveNestedField(obj, "spec", "buildInputs")
-	unstructured.RemoveNestedField(obj, "spec", "buildOutputs")
-	// v1alpha1 only knew the pod builder, which v1 runs as a Job.
-	return unstructured.SetNestedField(obj, string(mcfgv1.JobBuilder), "spec", "imageBuilder", "imageBuilderType")
+// fixedField is a v1 field whose value v1alpha1 implies.
+type fixedField struct {
+	path  []string
+	value string
 }
 
-func machineOSBuildV1alpha1(obj map[string]any) error {
-	if err := requireString(obj, "spec", "machineOSConfig", "name"); err != nil {
-		return err
-	}
-	if err := moveFields(obj, machineOSBuildMoves); err != nil {
-		return err
-	}
-	unstructured.RemoveNestedField(obj, "status", "builderReference")
-	return nil
+// upgrades are the older versions a snapshot may hold, per group and kind.
+var upgrades = map[schema.GroupVersionKind]upgrade{
+	{Group: mcfgv1.GroupName, Version: "v1alpha1", Kind: "MachineOSConfig"}: {
+		required: []string{"spec", "machineConfigPool", "name"},
+		moves: []fieldMove{
+			{[]string{"spec", "buildInputs", "baseImagePullSecret"}, []string{"spec", "baseImagePullSecret"}},
+			{[]string{"spec", "buildInputs", "renderedImagePushSecret"}, []string{"spec", "renderedImagePushSecret"}},
+			{[]string{"spec", "buildInputs", "renderedImagePushspec"}, []string{"spec", "renderedImagePushSpec"}},
+			{[]string{"status", "currentImagePullspec"}, []string{"status", "currentImagePullSpec"}},
+		},
+		drop: [][]string{{"spec", "buildInputs"}, {"spec", "buildOutputs"}},
+		// v1alpha1 only knew the pod builder, which v1 runs as a Job.
+		fixed: []fixedField{{[]string{"spec", "imageBuilder", "imageBuilderType"}, string(mcfgv1.JobBuilder)}},
+	},
+	{Group: mcfgv1.GroupName, Version: "v1alpha1", Kind: "MachineOSBuild"}: {
+		required: []string{"spec", "machineOSConfig", "name"},
+		moves: []fieldMove{
+			{[]string{"spec", "desiredConfig"}, []string{"spec", "machineConfig"}},
+			{[]string{"spec", "renderedImagePushspec"}, []string{"spec", "renderedImagePushSpec"}},
+			{[]string{"status", "finalImagePullspec"}, []string{"status", "digestedImagePushSpec"}},
+		},
+		// The v1alpha1 builder was a bare pod, not a Job: such a build's
+		// cause is read from its events only.
+		drop: [][]string{{"status", "builderReference"}},
+	},
 }
 
-func requireString(obj map[string]any, fields ...string) error {
-	if s, _, _ := unstructured.NestedString(obj, fields...); s == "" {
-		return fmt.Errorf("no %s", dotted(fields))
+// apply rewrites obj in place, or says why it cannot be read as v1.
+func (u upgrade) apply(obj map[string]any) error {
+	if s, _, _ := unstructured.NestedString(obj, u.required...); s == "" {
+		return fmt.Errorf("no %s", dotted(u.required))
 	}
-	return nil
-}
-
-func moveFields(obj map[string]any, moves []fieldMove) error {
-	for _, m := range moves {
+	for _, m := range u.moves {
 		v, ok, err := unstructured.NestedFieldNoCopy(obj, m.from...)
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", dotted(m.from), err)
@@ -93,6 +80,14 @@ func moveFields(obj map[string]any, moves []fieldMove) error {
 		unstructured.RemoveNestedField(obj, m.from...)
 		if err := unstructured.SetNestedField(obj, v, m.to...); err != nil {
 			return fmt.Errorf("moving %s to %s: %w", dotted(m.from), dotted(m.to), err)
+		}
+	}
+	for _, d := range u.drop {
+		unstructured.RemoveNestedField(obj, d...)
+	}
+	for _, f := range u.fixed {
+		if err := unstructured.SetNestedField(obj, f.value, f.path...); err != nil {
+			return fmt.Errorf("setting %s: %w", dotted(f.path), err)
 		}
 	}
 	return nil
@@ -120,7 +115,7 @@ func (o *olderObjects) upgrade(u *unstructured.Unstructured, version string, log
 		o.versions = map[string]bool{}
 	}
 	o.versions[u.GetAPIVersion()] = true
-	if err := up(u.Object); err != nil {
+	if err := up.apply(u.Object); err != nil {
 		o.skipped++
 		logger.Debug("skipping an older object whose fields do not map onto the current version",
 			"kind", gvk.String(), "name", u.GetName(), "reason", err)
