@@ -40,6 +40,10 @@ func TestPrecedence(t *testing.T) {
 		{"an error line beats the retry warnings before it", Message{Origin: OriginBuildLog, Text: "STEP 1/4: FROM quay.io/acme/base:9\n" +
 			"WARN[0000] Failed, retrying in 2s ... (1/3). Error: initializing source docker://quay.io/acme/base:9: pinging container registry quay.io: Get \"https://quay.io/v2/\": dial tcp 3.216.152.103:443: connect: connection refused\n" +
 			"Error: creating build container: initializing source docker://quay.io/acme/base:9: reading manifest 9 in quay.io/acme/base: manifest unknown"}, ImageNotFound},
+		{"the builder's crash loop is the builder, a build container's is not", Message{Origin: OriginEvent, Reason: "BackOff",
+			Text: "Back-off restarting failed container machine-os-builder in pod machine-os-builder-6f7d8c9b5-x2x4z_openshift-machine-config-operator(0a1b2c3d)"}, BuilderUnavailable},
+		{"a build container's crash loop names no cause", Message{Origin: OriginEvent, Reason: "BackOff",
+			Text: "Back-off restarting failed container image-build in pod build-worker-7d2f-x7k2p_openshift-machine-config-operator(0a1b2c3d)"}, Unknown},
 		{"config drift in the MCD's bare words", Message{Origin: OriginNodeReason, Text: `content mismatch for file "/etc/chrony.conf"`}, UnexpectedOnDiskState},
 	}
 	for _, tt := range tests {

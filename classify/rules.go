@@ -172,6 +172,10 @@ var rules = []rule{
 	{class: BuilderUnavailable, in: configuration, why: "machine-os-builder deployment cannot be applied or rolled out", patterns: []string{
 		`could not (?:determine if|apply|get current scale for|scale|wait for|render) machine os builder`,
 		`failed to apply machine os builder manifests`,
+		// The kubelet on the builder pod: CrashLoopBackOff's waiting
+		// message and its BackOff event.
+		`restarting failed container=machine-os-builder `,
+		`restarting failed container machine-os-builder `,
 	}},
 
 	// Build: Kubernetes refused or killed the build pod.
