@@ -29,8 +29,9 @@ import (
 // realCase is one message of classify/testdata/real.yaml: text the
 // exporter did not write, placed on the object OpenShift puts it on.
 type realCase struct {
-	// On is the object and field the text sits on; see placements.
-	On     string         `json:"on"`
+	// On (placement) is the object and field the text sits on; see
+	// placements.
+	On     string         `json:"placement"`
 	Reason string         `json:"reason,omitempty"`
 	Text   string         `json:"text"`
 	Class  classify.Class `json:"class"`
