@@ -360,7 +360,8 @@ var (
 	}
 	// Progress lines, set -x traces and logrus lines below error level.
 	// "Trying to pull" succeeded if nothing else failed; WARN lines are
-	// retries, whose final failure is printed again as an error.
+	// retries, whose final failure is usually printed again as an error
+	// (when it is not, run falls back to the last retry warning).
 	noisePrefixes = []string{
 		"+", "step ", "trying to pull", "getting image source signatures",
 		"copying blob", "copying config", "writing manifest to image destination",
