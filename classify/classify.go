@@ -58,9 +58,12 @@ type scan struct {
 // Failing that, it returns the last line a generic rule decides; in a log
 // that search stops at the start of the step that failed, because the
 // cause behind a wrapper ("building at STEP") is printed inside its step.
+// Failing that, a log's last retry warning: when every attempt failed with
+// the same cause, the tool may stop without printing it as an error.
 func (s scan) run() Result {
-	var fallback Result    // from a generic rule, when Class is set
-	lastLo, lastHi := 0, 0 // last candidate line, quoted for Unknown
+	var fallback, retry Result // from a generic rule, a retry warning
+	lastLo, lastHi := 0, 0     // last candidate line, quoted for Unknown
+	retryLo, retryHi := 0, 0   // last retry warning, quoted if no candidate
 	seen := 0
 	for end := len(s.text); end > 0 && seen < maxLines; {
 		start := strings.LastIndexByte(s.text[:end], '\n') + 1
@@ -75,6 +78,10 @@ func (s scan) run() Result {
 				if fallback.Class != "" && stepBoundary(line) {
 					break
 				}
+				if retryHi == 0 && strings.Contains(line, retryWord) {
+					retryLo, retryHi = lo, hi
+					retry, _ = s.decide(lo, hi)
+				}
 				continue
 			}
 			if !containsAny(line, errorWords) {
@@ -84,13 +91,9 @@ func (s scan) run() Result {
 		if seen++; seen == 1 {
 			lastLo, lastHi = lo, hi
 		}
-		r, at, ok := s.match(lo, hi)
-		if !ok {
+		res, r := s.decide(lo, hi)
+		if r == nil {
 			continue
-		}
-		res := Result{Class: r.class, Excerpt: clip(s.text[lo:hi], at-lo)}
-		if r.push != "" && s.pushing(lo, at) {
-			res.Class = r.push
 		}
 		if !r.generic {
 			return res
@@ -99,22 +102,46 @@ func (s scan) run() Result {
 			fallback = res
 		}
 	}
-	if fallback.Class != "" {
+	switch {
+	case fallback.Class != "":
 		return fallback
+	case retry.Class != "":
+		return retry
+	case seen == 0 && retryHi > 0:
+		lastLo, lastHi = retryLo, retryHi
 	}
 	return Result{Class: Unknown, Excerpt: clip(s.text[lastLo:lastHi], 0)}
+}
+
+// decide returns the class the first matching rule gives the line
+// s.text[lo:hi] and that rule, or a nil rule when none matches.
+func (s scan) decide(lo, hi int) (Result, *rule) {
+	r, at, ok := s.match(lo, hi)
+	if !ok {
+		return Result{}, nil
+	}
+	res := Result{Class: r.class, Excerpt: clip(s.text[lo:hi], at-lo)}
+	if r.push != "" && s.pushing(lo, at) {
+		res.Class = r.push
+	}
+	return res, r
 }
 
 // match returns the first rule, in table order, that matches the line
 // s.lower[lo:hi], and the offset in s.text where it matched.
 func (s scan) match(lo, hi int) (*rule, int, bool) {
 	line := s.lower[lo:hi]
+	var tri trigrams
+	tri.fill(line)
 	for i := range rules {
 		r := &rules[i]
 		if r.in&s.in == 0 {
 			continue
 		}
 		for _, p := range r.compiled {
+			if !tri.has(p.first) {
+				continue
+			}
 			if at := p.index(line); at >= 0 {
 				return r, lo + at, true
 			}

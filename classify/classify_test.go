@@ -243,6 +243,22 @@ func FuzzClassify(f *testing.F) {
 	for _, c := range loadCorpus(f) {
 		f.Add(string(c.Origin), c.Reason, c.Text)
 	}
+	// The real corpus's texts too, read as a log and as one message.
+	b, err := os.ReadFile("testdata/real.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	var real []struct {
+		Reason string `json:"reason"`
+		Text   string `json:"text"`
+	}
+	if err := yaml.Unmarshal(b, &real); err != nil {
+		f.Fatalf("testdata/real.yaml: %v", err)
+	}
+	for _, c := range real {
+		f.Add(string(OriginBuildLog), c.Reason, c.Text)
+		f.Add(string(OriginNodeReason), c.Reason, c.Text)
+	}
 	f.Fuzz(func(t *testing.T, origin, reason, text string) {
 		checkResult(t, Classify(Message{Origin: Origin(origin), Reason: reason, Text: text}))
 	})

@@ -70,6 +70,7 @@ type pattern struct {
 	re      *regexp.Regexp
 	prefix  string
 	literal bool
+	first   uint16 // trigram of the prefix's first three bytes
 }
 
 // index returns where p first matches s, or -1.
@@ -84,6 +85,26 @@ func (p pattern) index(s string) int {
 	return -1
 }
 
+// trigrams is the set of a line's three-byte substrings, hashed to 12
+// bits. A pattern whose first trigram the line lacks cannot match, so most
+// string searches are skipped: a candidate line meets about a hundred
+// patterns.
+type trigrams [64]uint64
+
+func trigram(s string, i int) uint16 {
+	return uint16((uint32(s[i])<<16 | uint32(s[i+1])<<8 | uint32(s[i+2])) * 2654435761 >> 20)
+}
+
+func (t *trigrams) fill(line string) {
+	clear(t[:])
+	for i := 0; i+3 <= len(line); i++ {
+		h := trigram(line, i)
+		t[h>>6] |= 1 << (h & 63)
+	}
+}
+
+func (t *trigrams) has(h uint16) bool { return t[h>>6]&(1<<(h&63)) != 0 }
+
 // Patterns shared by the rules that tell registry auth failures apart.
 var authPatterns = []string{
 	// errcode UNAUTHORIZED; the colon keeps out an HTTP client's "401
@@ -95,6 +116,13 @@ var authPatterns = []string{
 	`invalid username/password`,
 	`unable to retrieve auth token`,
 	`insufficient_scope`,
+	// Bare HTTP answers: the token server's 403 (containers/image
+	// httpResponseToError turns a 401 into "unauthorized"), and a 401 or
+	// 403 whose body is not an errcode document.
+	`invalid status code from registry 403`,
+	`error parsing http 40[13] response body`,
+	`statuscode: 40[13],`,
+	`status 40[13]$`, // older containers/image: "initiating layer upload to ..., status 401"
 }
 
 // rules is the text table. Order is priority: the first rule that matches
@@ -128,6 +156,9 @@ var rules = []rule{
 		`could not validate rendere?dimagepushspec`, // MCO spells it "renderdImagePushspec"
 		`invalid renderedimagepushspec for machineosconfig`,
 		`renderedimagepushspec empty for machineosconfig`,
+		// The only image reference a user writes into a MachineOSConfig:
+		// its reconcile events quote the parser's error bare.
+		`invalid reference format`,
 	}},
 	{class: NonCoreOSNode, in: anyStage, why: "a node in a layered pool is not RHCOS", patterns: []string{
 		`on-cluster layering is only supported on coreos-based nodes`,
@@ -141,6 +172,10 @@ var rules = []rule{
 	{class: BuilderUnavailable, in: configuration, why: "machine-os-builder deployment cannot be applied or rolled out", patterns: []string{
 		`could not (?:determine if|apply|get current scale for|scale|wait for|render) machine os builder`,
 		`failed to apply machine os builder manifests`,
+		// The kubelet on the builder pod: CrashLoopBackOff's waiting
+		// message and its BackOff event.
+		`restarting failed container=machine-os-builder `,
+		`restarting failed container machine-os-builder `,
 	}},
 
 	// Build: Kubernetes refused or killed the build pod.
@@ -188,6 +223,13 @@ var rules = []rule{
 		`dockerfile parse error`,
 		`unknown instruction: `,
 		`unterminated heredoc`,
+		// imagebuilder's argument checks ("ADD requires at least two
+		// arguments", "ENV names can not be blank").
+		` requires at least (?:one|two) argument`,
+		` names can not be blank`,
+		// COPY or ADD of a path the build context or stage does not have
+		// (buildah add.go): the Containerfile is wrong, no command ran.
+		`checking on sources under `,
 	}},
 	{class: PackageNotFound, in: build, why: "dnf, yum, microdnf or rpm-ostree cannot find a package", patterns: []string{
 		`no match for argument: `,
@@ -195,6 +237,17 @@ var rules = []rule{
 		`packages not found: `,
 		`no package matches '`,
 		`no package \S+ available`,
+	}},
+
+	// Causes named but outside the closed set: specific, so no wrapper
+	// (os_update_timeout, a RUN step) and no nearby class borrows them.
+	{class: Unknown, in: anyStage, why: "a named cause that no class covers", patterns: []string{
+		// Signature policy (containers/image signature/, policy.json),
+		// also when a proxy relays it without the "rejected" prefix.
+		`source image rejected: `,
+		`a signature was required, but no signature exists`,
+		`containers-policy.json specifies a default of`,
+		`toomanyrequests: `, // registry rate limit
 	}},
 
 	// Rollout steps that fail for reasons of their own. Before the
@@ -218,7 +271,13 @@ var rules = []rule{
 	{class: DiskFull, in: anyStage, why: "filesystem full while pulling, building or deploying", patterns: []string{
 		`no space left on device`,
 		`min-free-space-percent '[^']*' would be exceeded`,
+		`min-free-space-size \S+ would be exceeded`,
 		`disk quota exceeded`,
+		`\[errno 28\] `, // python's ENOSPC (dnf)
+		// rpm's disk check inside a RUN step: the resource, not the
+		// command, is the cause (rpmps.c, dnf's "Disk Requirements").
+		`more space on the `,
+		`more space needed on the `,
 	}},
 	{class: RegistryTLSUntrusted, in: anyStage, why: "registry certificate not trusted", patterns: []string{
 		`x509: `,
@@ -246,11 +305,16 @@ var rules = []rule{
 		`client.timeout exceeded while awaiting headers`,
 		`read tcp \S+: read: connection reset by peer`,
 		`received unexpected http status: 5`,
+		`invalid status code from registry 5`,
+		`statuscode: 5\d\d,`, // an HTML error page from a proxy or load balancer
 	}},
 	// After disk_full: the MCD appends "possible root cause: ..." here.
 	{class: UnexpectedOnDiskState, in: rollout, why: "node booted something other than what the MCD wrote", patterns: []string{
 		`unexpected on-disk state`,
 		`expected target osimageurl `,
+		// The MCD's config drift check writes these bare as the reason.
+		`content mismatch for file`,
+		`mode mismatch for file`,
 	}},
 	{class: ContainerfileCommandFailed, in: build, why: "a RUN step's command failed", patterns: []string{
 		`command not found`,
@@ -276,7 +340,7 @@ var (
 	pushWords = []string{
 		"pushing", "buildah push", "writing blob", "initiating layer upload",
 		"uploading manifest", "writing manifest:", "trying to reuse blob",
-		"checking whether a blob",
+		"checking whether a blob", "push image",
 	}
 	pullWords = []string{
 		"pulling", "trying to pull", "initializing source", "reading manifest",
@@ -292,17 +356,21 @@ var (
 		"error", "fail", "fatal", "exit status", "exited with", "exited on",
 		"not found", "no match for argument", "non-zero", "denied",
 		"unauthorized", "no space left", "unable to", "cannot", "can't",
-		"oomkilled", "curl: (",
+		"oomkilled", "curl: (", "no package ", "more space", "x509: ",
 	}
 	// Progress lines, set -x traces and logrus lines below error level.
 	// "Trying to pull" succeeded if nothing else failed; WARN lines are
-	// retries, whose final failure is printed again as an error.
+	// retries, whose final failure is usually printed again as an error
+	// (when it is not, run falls back to the last retry warning).
 	noisePrefixes = []string{
 		"+", "step ", "trying to pull", "getting image source signatures",
 		"copying blob", "copying config", "writing manifest to image destination",
 		"storing signatures", "commit ", "--> ", "debu[", "info[", "warn[",
 	}
 	noiseWords = []string{"level=debug", "level=info", "level=warning", "level=trace"}
+	// retryWord marks a warning that an attempt failed and will be
+	// retried ("Failed, retrying in 1s ... (1/3). Error: ...").
+	retryWord = "retrying"
 )
 
 func init() {
@@ -322,7 +390,7 @@ func init() {
 			if len(prefix) < 3 || prefix != strings.ToLower(prefix) {
 				panic(fmt.Sprintf("classify: pattern %q needs a lowercase literal prefix", p))
 			}
-			r.compiled = append(r.compiled, pattern{re: re, prefix: prefix, literal: literal})
+			r.compiled = append(r.compiled, pattern{re: re, prefix: prefix, literal: literal, first: trigram(prefix, 0)})
 		}
 	}
 }

@@ -100,8 +100,9 @@ func Load(fsys fs.FS, root string, logger *slog.Logger) ([]runtime.Object, error
 	}
 	byKey := map[string]runtime.Object{}
 	var order []string
+	var older olderObjects
 	for _, f := range files {
-		objs, err := loadFile(fsys, f, logger)
+		objs, err := loadFile(fsys, f, logger, &older)
 		if err != nil {
 			return nil, err
 		}
@@ -115,6 +116,7 @@ func Load(fsys fs.FS, root string, logger *slog.Logger) ([]runtime.Object, error
 			byKey[k] = o
 		}
 	}
+	older.report(logger)
 	out := make([]runtime.Object, 0, len(order))
 	for _, k := range order {
 		out = append(out, byKey[k])
@@ -127,7 +129,7 @@ func key(o runtime.Object) string {
 	return o.GetObjectKind().GroupVersionKind().GroupKind().String() + "/" + m.GetNamespace() + "/" + m.GetName()
 }
 
-func loadFile(fsys fs.FS, name string, logger *slog.Logger) ([]runtime.Object, error) {
+func loadFile(fsys fs.FS, name string, logger *slog.Logger, older *olderObjects) ([]runtime.Object, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
@@ -146,7 +148,7 @@ func loadFile(fsys fs.FS, name string, logger *slog.Logger) ([]runtime.Object, e
 		if len(u.Object) == 0 {
 			continue // an empty document, e.g. a trailing ---
 		}
-		objs, err := convertDocument(u, logger)
+		objs, err := convertDocument(u, logger, older)
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", name, doc, err)
 		}
@@ -154,7 +156,7 @@ func loadFile(fsys fs.FS, name string, logger *slog.Logger) ([]runtime.Object, e
 	}
 }
 
-func convertDocument(u *unstructured.Unstructured, logger *slog.Logger) ([]runtime.Object, error) {
+func convertDocument(u *unstructured.Unstructured, logger *slog.Logger, older *olderObjects) ([]runtime.Object, error) {
 	if _, isList := u.Object["items"]; isList {
 		list, err := u.ToList()
 		if err != nil {
@@ -162,7 +164,7 @@ func convertDocument(u *unstructured.Unstructured, logger *slog.Logger) ([]runti
 		}
 		var out []runtime.Object
 		for i := range list.Items {
-			objs, err := convertDocument(&list.Items[i], logger)
+			objs, err := convertDocument(&list.Items[i], logger, older)
 			if err != nil {
 				return nil, fmt.Errorf("item %d: %w", i, err)
 			}
@@ -180,6 +182,12 @@ func convertDocument(u *unstructured.Unstructured, logger *slog.Logger) ([]runti
 		return nil, nil
 	}
 	if gvk.Version != k.version {
+		if known, readable := older.upgrade(u, k.version, logger); known {
+			if !readable {
+				return nil, nil
+			}
+			return convertDocument(u, logger, older)
+		}
 		return nil, fmt.Errorf("%s %q has apiVersion %s, but only %s/%s is supported (current OpenShift serves that one)",
 			gvk.Kind, u.GetName(), u.GetAPIVersion(), gvk.Group, k.version)
 	}

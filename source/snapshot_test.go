@@ -99,7 +99,7 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"malformed yaml", "bad.yaml", mosc + "---\nkind: [unclosed\n", "bad.yaml: document 2: not valid YAML or JSON"},
 		{"truncated json", "cut.json", `{"apiVersion":"v1","kind":"Node","metadata":{"name":"n`, "cut.json: document 1: not valid YAML or JSON"},
-		{"wrong apiVersion", "old.yaml", strings.Replace(mosc, "/v1\n", "/v1alpha1\n", 1), `old.yaml: document 1: MachineOSConfig "infra" has apiVersion machineconfiguration.openshift.io/v1alpha1, but only machineconfiguration.openshift.io/v1 is supported`},
+		{"unknown apiVersion", "new.yaml", strings.Replace(mosc, "/v1\n", "/v2\n", 1), `new.yaml: document 1: MachineOSConfig "infra" has apiVersion machineconfiguration.openshift.io/v2, but only machineconfiguration.openshift.io/v1 is supported`},
 		{"no kind", "x.yaml", "metadata: {name: a}\n", "x.yaml: document 1: no apiVersion or kind"},
 		{"no name", "x.yaml", "apiVersion: v1\nkind: Node\nmetadata: {}\n", "x.yaml: document 1: Node has no metadata.name"},
 		{"no namespace", "x.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n", `x.yaml: document 1: Secret "s" has no metadata.namespace`},
