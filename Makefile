@@ -63,9 +63,13 @@ clean:
 ## bundle: write deploy/base/generated/ (the PrometheusRule from
 ## alerts/*rules.yaml, the console dashboards from dashboards/*.json);
 ## go test ./hack/bundle/ fails when the committed files are not current.
+## The rules' runbook_url values link RUNBOOK_URL<Alert>.md: by default the
+## repository's runbooks at the release tag in VERSION; an organisation that
+## mirrors the runbooks sets RUNBOOK_URL=https://.../ (ending in /).
+RUNBOOK_URL ?=
 .PHONY: bundle lint-dockerfile
 bundle:
-	$(GO) run ./hack/bundle
+	$(GO) run ./hack/bundle $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
 
 ## lint-dockerfile: BuildKit's build checks (what `docker build --check`
 ## runs), built from tools/go.mod: no container engine runs here.
