@@ -24,6 +24,7 @@ import (
 const (
 	serveCommand    = "serve"
 	diagnoseCommand = "diagnose"
+	captureCommand  = "capture"
 )
 
 // stdout is where diagnose and capture write; tests replace it.
@@ -37,6 +38,7 @@ type toolOptions struct {
 	pool        string
 	at          string
 	syncTimeout time.Duration
+	captureOut  string
 }
 
 // repository is where the runbooks are published; RunbookBase pins it to
@@ -75,6 +77,11 @@ func addCommands(app *kingpin.Application, o *toolOptions) {
 	d.Flag("pool", "Report only this MachineConfigPool.").StringVar(&o.pool)
 	d.Flag("time", "Evaluate at this RFC 3339 time instead of now (\"since\" durations are relative to it); --example defaults to the example's capture time.").StringVar(&o.at)
 	d.Flag("sync-timeout", "How long to wait for the first list of every resource from a live cluster.").Default("60s").DurationVar(&o.syncTimeout)
+
+	c := app.Command(captureCommand, "Write a snapshot of the objects the exporter watches, trimmed as the exporter keeps them (Secrets as metadata only), from a live cluster, for diagnose --snapshot and the exporter's --snapshot.")
+	c.Flag("output", "File to write, or a directory to write one file per resource into; - for standard output.").
+		Short('o').Default("-").StringVar(&o.captureOut)
+	c.Flag("sync-timeout", "How long to wait for the first list of every resource.").Default("60s").DurationVar(&o.syncTimeout)
 
 }
 

@@ -120,6 +120,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	switch o.command {
 	case diagnoseCommand:
 		return runDiagnose(ctx, o, logger)
+	case captureCommand:
+		return runCapture(ctx, o, logger)
 	}
 
 	// Everything that can be wrong in the configuration fails here, before
