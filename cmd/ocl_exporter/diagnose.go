@@ -193,8 +193,14 @@ func isTerminal(w io.Writer) bool {
 }
 
 // statusReport diagnoses the source's current view for the status page.
-func statusReport(src *source.Source, runbookBase string) func() *diagnose.Report {
+// The built-in example is a frozen incident: it is evaluated at its
+// capture time, as diagnose --example does.
+func statusReport(src *source.Source, o *options) func() *diagnose.Report {
+	now := time.Now
+	if o.example {
+		now = func() time.Time { return examples.Captured }
+	}
 	return func() *diagnose.Report {
-		return diagnose.New(src.Cluster(time.Now()), src.Status(), diagnose.Options{RunbookBase: runbookBase})
+		return diagnose.New(src.Cluster(now()), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase})
 	}
 }

@@ -151,7 +151,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	handler, err := server.Handler(server.Config{
 		MetricsPath: o.metricsPath, Registry: reg, Rendered: renderer,
 		Readiness: readiness{src, renderer}, Logger: logger, MaxRequests: o.maxRequests,
-		Status: statusReport(src, o.tool.runbookBase),
+		Status: statusReport(src, o),
 	})
 	if err != nil {
 		return err
