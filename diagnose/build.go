@@ -467,7 +467,11 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 		}
 	default:
 		start := firstSet(bd.Started, bd.Created)
-		result.run(Finding{Object: mosb, Field: "status.conditions", Message: fmt.Sprintf("MachineOSBuild %s is %s", bd.Name, bd.Phase), Since: timePtr(start), Commands: cmds})
+		running := Finding{Object: mosb, Field: "status.conditions", Message: fmt.Sprintf("MachineOSBuild %s is %s", bd.Name, bd.Phase), Since: timePtr(start)}
+		if bd.Failure == nil {
+			running.Commands = cmds // else the failing pods' finding has them
+		}
+		result.run(running)
 		if bd.Failure != nil {
 			fd := Finding{
 				Object: Object{Kind: "Job", Namespace: ns, Name: "build-" + bd.Name}, Field: "status.failed",

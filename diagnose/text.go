@@ -97,7 +97,7 @@ func (t *textWriter) style(ansi, s string) string {
 
 func (t *textWriter) status(s Status) string {
 	st := statusStyle[s]
-	return t.style(st.color, fmt.Sprintf("%-11s", st.word))
+	return t.style(st.color, fmt.Sprintf("%-12s", st.word))
 }
 
 func (t *textWriter) blank() { t.b.WriteByte('\n') }
@@ -125,7 +125,7 @@ func (t *textWriter) stage(s Stage) {
 		t.line(2, head+t.status(s.Status)+fmt.Sprintf("(%d checks)", len(s.Checks)))
 		return
 	}
-	t.line(2, strings.TrimRight(head+t.status(s.Status), " "))
+	t.line(2, head+t.style(statusStyle[s.Status].color, statusStyle[s.Status].word))
 	for _, c := range s.Checks {
 		t.check(4, c)
 	}
@@ -133,7 +133,7 @@ func (t *textWriter) stage(s Stage) {
 
 // check writes the status, the title, and each finding's evidence.
 func (t *textWriter) check(indent int, c Check) {
-	t.wrapped(indent, strings.Repeat(" ", 12), t.status(c.Status)+" ", c.Title)
+	t.wrapped(indent, strings.Repeat(" ", 12), t.status(c.Status), c.Title)
 	for _, f := range c.Findings {
 		t.finding(indent+2, f, c.Status)
 	}
