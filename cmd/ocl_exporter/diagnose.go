@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,11 +67,21 @@ func defaultRunbookBase(ver, revision string) string {
 	return repository + "/blob/" + ref + "/runbooks/"
 }
 
+// validRunbookBase wants an absolute http(s) URL ending in a slash.
+func validRunbookBase(base string) error {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.HasSuffix(base, "/") {
+		return fmt.Errorf("--web.runbook-url=%q: want an http(s) URL ending in /, e.g. https://runbooks.example.com/ocl/", base)
+	}
+	return nil
+}
+
 // addCommands declares the subcommands and their flags on app.
 func addCommands(app *kingpin.Application, o *toolOptions) {
 	app.Command(serveCommand, "Serve the OCL metrics, the status page and the health endpoints (the default).").Default()
 	app.Flag("web.runbook-url", "Base URL of the runbooks the status page and diagnose link, ending in /; <Alert>.md is appended. Default: the runbooks of the release this binary was built from.").
-		Default(defaultRunbookBase(version.Version, version.Revision)).StringVar(&o.runbookBase)
+		Default(defaultRunbookBase(version.Version, version.Revision)).
+		Action(func(*kingpin.ParseContext) error { return validRunbookBase(o.runbookBase) }).StringVar(&o.runbookBase)
 
 	d := app.Command(diagnoseCommand, "Diagnose On-Cluster Layering once, stage by stage per pool, from --kubeconfig (read-only), --snapshot or --example, and exit: 0 healthy, 1 a problem found, 2 could not diagnose.")
 	d.Flag("output", "Report format: text (80 columns; colour only on a terminal without NO_COLOR), json (docs/diagnose.schema.json) or markdown.").
@@ -114,6 +126,15 @@ func exitStatus(err error) int {
 
 // couldNotDiagnose is diagnose's exit status when it has no view.
 const couldNotDiagnose = 2
+
+// usageError keeps diagnose's exit status 1 for "a problem found": a
+// command line diagnose cannot run with exits 2, as scripts expect.
+func usageError(args []string, err error) error {
+	if slices.Contains(args, diagnoseCommand) {
+		return exitCode{couldNotDiagnose, err}
+	}
+	return err
+}
 
 // runDiagnose builds the report once and writes it; its exit status is the
 // verdict's.

@@ -82,6 +82,12 @@ func TestDiagnoseOutputsAndPool(t *testing.T) {
 	if _, code := diagnoseRun(t, "--snapshot=../../testdata/scenarios/stage3-revert-to-non-layered"); code != 2 {
 		t.Errorf("no MachineOSConfig: exit status %d, want 2", code)
 	}
+	if _, code := diagnoseRun(t, "--example", "--output=yaml"); code != 2 {
+		t.Errorf("--output=yaml: exit status %d, want 2", code)
+	}
+	if _, code := diagnoseRun(t, "--example", "--web.runbook-url=runbooks/"); code != 2 {
+		t.Errorf("a relative --web.runbook-url: exit status %d, want 2 (cannot diagnose)", code)
+	}
 	if _, code := diagnoseRun(t, "--snapshot=/nonexistent"); code != 2 {
 		t.Errorf("unreadable snapshot: exit status %d, want 2", code)
 	}

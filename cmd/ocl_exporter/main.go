@@ -113,7 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 func run(ctx context.Context, args []string, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
-		return err
+		return usageError(args, err)
 	}
 	o.log.Writer = stderr
 	logger := promslog.New(o.log)
