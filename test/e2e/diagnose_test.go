@@ -48,6 +48,7 @@ func diagnoseLive(t *testing.T, dir string) {
 	if liveCode != filesCode {
 		t.Errorf("diagnose exits %d live, %d on the files", liveCode, filesCode)
 	}
+	t.Logf("diagnose live: exit status %d, %d bytes of JSON", liveCode, len(live))
 	// "since" of objects the test created is the API server's
 	// creationTimestamp, not the fixture's.
 	if d := cmp.Diff(withoutSince(t, files), withoutSince(t, live)); d != "" {
