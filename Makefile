@@ -47,6 +47,8 @@ lint: $(STATICCHECK) lint-dockerfile lint-markdown
 	$(STATICCHECK) -tags e2e ./test/e2e/
 	$(GO) vet -tags scale ./test/scale/
 	$(STATICCHECK) -tags scale ./test/scale/
+	$(GO) vet -tags browser ./test/browser/
+	$(STATICCHECK) -tags browser ./test/browser/
 	cd tools && $(GO) mod verify >/dev/null
 
 tools: $(PROMTOOL) $(STATICCHECK)
@@ -63,9 +65,13 @@ clean:
 ## bundle: write deploy/base/generated/ (the PrometheusRule from
 ## alerts/*rules.yaml, the console dashboards from dashboards/*.json);
 ## go test ./hack/bundle/ fails when the committed files are not current.
+## The rules' runbook_url values link RUNBOOK_URL<Alert>.md: by default the
+## repository's runbooks at the release tag in VERSION; an organisation that
+## mirrors the runbooks sets RUNBOOK_URL=https://.../ (ending in /).
+RUNBOOK_URL ?=
 .PHONY: bundle lint-dockerfile
 bundle:
-	$(GO) run ./hack/bundle
+	$(GO) run ./hack/bundle $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
 
 ## lint-dockerfile: BuildKit's build checks (what `docker build --check`
 ## runs), built from tools/go.mod: no container engine runs here.
@@ -163,3 +169,22 @@ $(E2E_KSM):
 	mkdir -p $(E2E_CACHE)
 	cd hack/kube-state-metrics && nice -n 19 $(GO) build -trimpath -o $@.tmp k8s.io/kube-state-metrics/v2
 	mv $@.tmp $@
+
+## test-browser: load the exporter's /status page in a real headless
+## Chromium (test/browser/): the rendered text must name the failing
+## stages, causes and runbooks; the screenshot goes to BROWSER_OUT.
+## Debian's chromium is installed when /usr/bin/chromium is missing (root,
+## as CI runs); `go test -tags browser ./test/browser/ -update-docs`
+## refreshes docs/status.png.
+CHROMIUM    ?= /usr/bin/chromium
+BROWSER_OUT ?= $(CURDIR)/bin/browser
+
+.PHONY: test-browser chromium
+test-browser: chromium
+	mkdir -p $(BROWSER_OUT)
+	CHROMIUM=$(CHROMIUM) $(GO) test -tags browser -count=1 -artifacts -outputdir=$(BROWSER_OUT) -v ./test/browser/
+
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
+	fi

@@ -203,10 +203,12 @@ func Builder(c *Cluster) BuilderFinding {
 // machine-config, with the cause parsed from its message.
 type OperatorFinding struct {
 	Degraded bool
-	// Reason, Class and Excerpt are set only while Degraded.
+	// Reason, Class, Excerpt and Since (the condition's last transition)
+	// are set only while Degraded.
 	Reason  string
 	Class   classify.Class
 	Excerpt string
+	Since   time.Time
 }
 
 // Operator returns the operator's Degraded state, or nil when the
@@ -220,7 +222,7 @@ func Operator(c *Cluster) *OperatorFinding {
 		for _, cond := range co.Status.Conditions {
 			if cond.Type == configv1.OperatorDegraded && cond.Status == configv1.ConditionTrue {
 				r := classify.Classify(classify.Message{Origin: classify.OriginClusterOperator, Reason: cond.Reason, Text: cond.Message})
-				return &OperatorFinding{Degraded: true, Reason: cond.Reason, Class: r.Class, Excerpt: r.Excerpt}
+				return &OperatorFinding{Degraded: true, Reason: cond.Reason, Class: r.Class, Excerpt: r.Excerpt, Since: cond.LastTransitionTime.Time}
 			}
 		}
 		return &OperatorFinding{}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/ocl-exporter/ocl_exporter/diagnose"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
@@ -34,6 +35,8 @@ type Config struct {
 	Logger    *slog.Logger
 	// MaxRequests bounds concurrent scrapes; 0 means no limit.
 	MaxRequests int
+	// Status, when set, diagnoses the current view for the /status page.
+	Status func() *diagnose.Report
 }
 
 // Handler routes /metrics (or MetricsPath), /healthz, /readyz and the
@@ -45,16 +48,21 @@ func Handler(cfg Config) (http.Handler, error) {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", readyz(cfg.Readiness))
+	links := []web.LandingLinks{
+		{Address: cfg.MetricsPath, Text: "Metrics"},
+		{Address: "/readyz", Text: "Readiness", Description: "200 once every watched resource has synced or was reported unavailable."},
+		{Address: "/healthz", Text: "Health"},
+	}
+	if cfg.Status != nil {
+		mux.Handle(StatusPath, statusPage(cfg.Status, cfg.Logger))
+		links = append([]web.LandingLinks{{Address: StatusPath, Text: "Status", Description: "What is wrong with image mode on this cluster, stage by stage per pool, and what to do."}}, links...)
+	}
 	if cfg.MetricsPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "OCL Exporter",
 			Description: "Prometheus exporter for OpenShift On-Cluster Layering (image mode): MachineOSConfigs, MachineOSBuilds and the rollout of layered images to nodes.",
 			Version:     version.Info(),
-			Links: []web.LandingLinks{
-				{Address: cfg.MetricsPath, Text: "Metrics"},
-				{Address: "/readyz", Text: "Readiness", Description: "200 once every watched resource has synced or was reported unavailable."},
-				{Address: "/healthz", Text: "Health"},
-			},
+			Links:       links,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("building the landing page: %w", err)

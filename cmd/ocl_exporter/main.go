@@ -41,8 +41,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-		os.Exit(1)
+		// A bare exit status (diagnose's verdict) has nothing to print.
+		if ec := (exitCode{}); !errors.As(err, &ec) || ec.err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		}
+		os.Exit(exitStatus(err))
 	}
 }
 
@@ -56,6 +59,8 @@ type options struct {
 	collector                                    collector.Options
 	web                                          *web.FlagConfig
 	log                                          *promslog.Config
+	command                                      string
+	tool                                         toolOptions
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -81,9 +86,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		Default("1s").DurationVar(&o.renderInterval)
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	flag.AddFlags(app, o.log)
-	if _, err := app.Parse(args); err != nil {
+	addCommands(app, &o.tool)
+	command, err := app.Parse(args)
+	if err != nil {
 		return nil, err
 	}
+	o.command = command
 	if o.example && o.snapshot != "" {
 		return nil, errors.New("--example and --snapshot are exclusive")
 	}
@@ -105,10 +113,16 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 func run(ctx context.Context, args []string, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
-		return err
+		return usageError(args, err)
 	}
 	o.log.Writer = stderr
 	logger := promslog.New(o.log)
+	switch o.command {
+	case diagnoseCommand:
+		return runDiagnose(ctx, o, logger)
+	case captureCommand:
+		return runCapture(ctx, o, logger)
+	}
 
 	// Everything that can be wrong in the configuration fails here, before
 	// the first informer starts.
@@ -137,6 +151,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	handler, err := server.Handler(server.Config{
 		MetricsPath: o.metricsPath, Registry: reg, Rendered: renderer,
 		Readiness: readiness{src, renderer}, Logger: logger, MaxRequests: o.maxRequests,
+		Status: statusReport(src, o),
 	})
 	if err != nil {
 		return err

@@ -9,8 +9,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -40,16 +42,17 @@ const (
 
 func main() {
 	root := flag.String("root", ".", "repository root")
+	runbooks := flag.String("runbook-url", "", "base URL of the runbooks the PrometheusRule links, ending in /; default: "+RepositoryRunbooks+" at the tag in VERSION")
 	flag.Parse()
-	if err := write(*root); err != nil {
+	if err := write(*root, *runbooks); err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}
 }
 
 // write replaces the contents of deploy/base/generated/ with Generate's.
-func write(root string) error {
-	files, err := Generate(root)
+func write(root, runbookBase string) error {
+	files, err := GenerateWith(root, runbookBase)
 	if err != nil {
 		return err
 	}
@@ -76,16 +79,31 @@ func write(root string) error {
 	return nil
 }
 
-// Generate returns the files of deploy/base/generated/ by name: a
+// Generate is GenerateWith the default runbook base: the repository's
+// runbooks at the release tag in VERSION.
+func Generate(root string) (map[string][]byte, error) {
+	return GenerateWith(root, "")
+}
+
+// GenerateWith returns the files of deploy/base/generated/ by name: a
 // kustomization.yaml listing the others, the PrometheusRule when alerts/
 // has rule groups, and a ConfigMap per dashboard. No rule files or no
-// dashboards (yet) is not an error.
-func Generate(root string) (map[string][]byte, error) {
+// dashboards (yet) is not an error. The rules' runbook_url values under
+// SourceRunbooks are moved to runbookBase ("" for the default).
+func GenerateWith(root, runbookBase string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	var resources []string
 
 	groups, sources, err := ReadRuleGroups(root)
 	if err != nil {
+		return nil, err
+	}
+	if runbookBase == "" {
+		if runbookBase, err = DefaultRunbookBase(root); err != nil {
+			return nil, err
+		}
+	}
+	if err := pinRunbooks(groups, runbookBase); err != nil {
 		return nil, err
 	}
 	if len(groups) > 0 {
@@ -132,6 +150,52 @@ func Generate(root string) (map[string][]byte, error) {
 	}
 	files["kustomization.yaml"] = k.Bytes()
 	return files, nil
+}
+
+// Runbook bases: the rule files link main, which promtool tests and
+// readers of the repository see; the bundle links a release.
+const (
+	RepositoryRunbooks = "https://github.com/ocl-exporter/ocl_exporter/blob/<tag>/runbooks/"
+	SourceRunbooks     = "https://github.com/ocl-exporter/ocl_exporter/blob/main/runbooks/"
+	versionFile        = "VERSION"
+)
+
+// DefaultRunbookBase is the repository's runbooks at the release tag in
+// root/VERSION, so a deployed rule links the runbooks of the release it
+// came from, never ones written for a later version. Without VERSION the
+// rule files' links are kept.
+func DefaultRunbookBase(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, versionFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return SourceRunbooks, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	tag := strings.TrimSpace(string(b))
+	if !releaseTag.MatchString(tag) {
+		return "", fmt.Errorf("%s: %q is not a release tag like v1.2.3", versionFile, tag)
+	}
+	return strings.Replace(RepositoryRunbooks, "<tag>", tag, 1), nil
+}
+
+var releaseTag = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
+
+// pinRunbooks moves every runbook_url under SourceRunbooks to base.
+func pinRunbooks(groups []monitoringv1.RuleGroup, base string) error {
+	if !strings.HasSuffix(base, "/") {
+		return fmt.Errorf("runbook base %q must end in /", base)
+	}
+	for _, g := range groups {
+		for _, r := range g.Rules {
+			if u, ok := r.Annotations["runbook_url"]; ok {
+				if rest, found := strings.CutPrefix(u, SourceRunbooks); found {
+					r.Annotations["runbook_url"] = base + rest
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // ReadRuleGroups reads the rule groups of alerts/*rules.yaml in file name

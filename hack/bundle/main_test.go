@@ -164,7 +164,7 @@ func TestWriteRemovesStaleFiles(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, GeneratedDir, "dashboard-gone.yaml"), "stale")
 	writeFile(t, filepath.Join(root, "alerts", "a-rules.yaml"), rulesA)
-	if err := write(root); err != nil {
+	if err := write(root, ""); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(filepath.Join(root, GeneratedDir))
@@ -184,4 +184,61 @@ func keys(m map[string][]byte) []string {
 	}
 	sort.Strings(k)
 	return k
+}
+
+// TestRunbookLinksArePinned reads the committed PrometheusRule: every
+// alert links a runbook of this repository at the release tag in VERSION
+// (never main), and that runbook exists.
+func TestRunbookLinksArePinned(t *testing.T) {
+	root := filepath.Join("..", "..")
+	tag, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := "https://github.com/ocl-exporter/ocl_exporter/blob/" + strings.TrimSpace(string(tag)) + "/runbooks/"
+	b, err := os.ReadFile(filepath.Join(root, GeneratedDir, ruleFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr monitoringv1.PrometheusRule
+	if err := yaml.Unmarshal(b, &pr); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, g := range pr.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" {
+				continue
+			}
+			n++
+			u := r.Annotations["runbook_url"]
+			name, ok := strings.CutPrefix(u, prefix)
+			if !ok || name != r.Alert+".md" {
+				t.Errorf("%s: runbook_url %q, want %s%s.md", r.Alert, u, prefix, r.Alert)
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(root, "runbooks", name)); err != nil {
+				t.Errorf("%s: %v", r.Alert, err)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("the PrometheusRule has no alerts")
+	}
+}
+
+func TestRunbookBaseIsConfigurable(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "alerts", "a-rules.yaml"), strings.ReplaceAll(rulesA, "https://example.com/runbooks/", SourceRunbooks))
+	files, err := GenerateWith(root, "https://runbooks.internal.example/ocl/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(files[ruleFile]), "runbook_url: https://runbooks.internal.example/ocl/OCLBuildFailed.md") {
+		t.Errorf("runbook_url not moved to the configured base:\n%s", files[ruleFile])
+	}
+	writeFile(t, filepath.Join(root, "VERSION"), "main\n")
+	if _, err := Generate(root); err == nil {
+		t.Error("VERSION \"main\" accepted: the default links must name a release tag")
+	}
 }

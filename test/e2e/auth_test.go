@@ -26,6 +26,10 @@ func TestScrapesAreAuthenticated(t *testing.T) {
 		{"a token the API server does not know", "/metrics", "not-a-token", http.StatusUnauthorized},
 		{cluster.NobodyUser + ", without the permission", "/metrics", env.cluster.NobodyToken, http.StatusForbidden},
 		{cluster.ScraperUser + ", the platform Prometheus", "/metrics", env.cluster.ScraperToken, http.StatusOK},
+		// The status page is behind the same check; deploy/ grants the
+		// scraper /metrics only, so it needs its own grant (docs/diagnose.md).
+		{"status page, no token", "/status", "", http.StatusUnauthorized},
+		{"status page, " + cluster.ScraperUser + " allowed /metrics only", "/status", env.cluster.ScraperToken, http.StatusForbidden},
 		{"readiness probes need no token", "/readyz", "", http.StatusOK},
 		{"liveness probes need no token", "/healthz", "", http.StatusOK},
 	} {

@@ -49,13 +49,15 @@ func fixtureDirs(t *testing.T) []string {
 // object must pass the real schema (CEL included) under strict field
 // validation; the live exporter must then export exactly what the offline
 // snapshot source exports for the same files (the collector's golden
-// files); the scenario's transitions must show; and once the objects are
+// files), and diagnose and a capture must read the cluster as the files
+// (diagnoseLive); the scenario's transitions must show; and once the objects are
 // deleted the scrape must be back to the empty cluster's.
 func TestScenarios(t *testing.T) {
 	for _, dir := range fixtureDirs(t) {
 		name := filepath.Base(dir)
 		t.Run(name, func(t *testing.T) {
 			objs, _ := play(t, dir)
+			diagnoseLive(t, dir)
 			if want, decided, ok := env.monitoring.expectedAlerts(t, name); ok {
 				env.monitoring.expectAlerts(t, want, decided)
 			}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/version"
+
+	"github.com/ocl-exporter/ocl_exporter/diagnose"
+	"github.com/ocl-exporter/ocl_exporter/examples"
+	"github.com/ocl-exporter/ocl_exporter/source"
+)
+
+// Subcommands. The exporter is the default, so every invocation without a
+// command (`ocl_exporter --snapshot=...`) still serves metrics.
+const (
+	serveCommand    = "serve"
+	diagnoseCommand = "diagnose"
+	captureCommand  = "capture"
+)
+
+// stdout is where diagnose and capture write; tests replace it.
+var stdout io.Writer = os.Stdout
+
+// toolOptions are the flags of the subcommands and the status page.
+type toolOptions struct {
+	// runbookBase is the base URL of the runbooks, ending with a slash.
+	runbookBase string
+	output      string
+	pool        string
+	at          string
+	syncTimeout time.Duration
+	captureOut  string
+}
+
+// repository is where the runbooks are published; RunbookBase pins it to
+// the release the binary was built from.
+const repository = "https://github.com/ocl-exporter/ocl_exporter"
+
+var releaseTag = regexp.MustCompile(`^v?\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
+var commitID = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
+
+// defaultRunbookBase links the runbooks of the release this binary was
+// built from: its tag, else its commit, so the status page never links a
+// runbook written for a later version. An unversioned build links main.
+func defaultRunbookBase(ver, revision string) string {
+	ref := "main"
+	switch {
+	case releaseTag.MatchString(ver):
+		ref = ver
+		if !strings.HasPrefix(ref, "v") {
+			ref = "v" + ref
+		}
+	case commitID.MatchString(revision):
+		ref = revision
+	}
+	return repository + "/blob/" + ref + "/runbooks/"
+}
+
+// validRunbookBase wants an absolute http(s) URL ending in a slash.
+func validRunbookBase(base string) error {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.HasSuffix(base, "/") {
+		return fmt.Errorf("--web.runbook-url=%q: want an http(s) URL ending in /, e.g. https://runbooks.example.com/ocl/", base)
+	}
+	return nil
+}
+
+// addCommands declares the subcommands and their flags on app.
+func addCommands(app *kingpin.Application, o *toolOptions) {
+	app.Command(serveCommand, "Serve the OCL metrics, the status page and the health endpoints (the default).").Default()
+	app.Flag("web.runbook-url", "Base URL of the runbooks the status page and diagnose link, ending in /; <Alert>.md is appended. Default: the runbooks of the release this binary was built from.").
+		Default(defaultRunbookBase(version.Version, version.Revision)).
+		Action(func(*kingpin.ParseContext) error { return validRunbookBase(o.runbookBase) }).StringVar(&o.runbookBase)
+
+	d := app.Command(diagnoseCommand, "Diagnose On-Cluster Layering once, stage by stage per pool, from --kubeconfig (read-only), --snapshot or --example, and exit: 0 healthy, 1 a problem found, 2 could not diagnose.")
+	d.Flag("output", "Report format: text (80 columns; colour only on a terminal without NO_COLOR), json (docs/diagnose.schema.json) or markdown.").
+		Short('o').Default(diagnose.FormatText).EnumVar(&o.output, diagnose.Formats...)
+	d.Flag("pool", "Report only this MachineConfigPool.").StringVar(&o.pool)
+	d.Flag("time", "Evaluate at this RFC 3339 time instead of now (\"since\" durations are relative to it); --example defaults to the example's capture time.").StringVar(&o.at)
+	d.Flag("sync-timeout", "How long to wait for the first list of every resource from a live cluster.").Default("60s").DurationVar(&o.syncTimeout)
+
+	c := app.Command(captureCommand, "Write a snapshot of the objects the exporter watches, trimmed as the exporter keeps them (Secrets as metadata only), from a live cluster, for diagnose --snapshot and the exporter's --snapshot.")
+	c.Flag("output", "File to write, or a directory to write one file per resource into; - for standard output.").
+		Short('o').Default("-").StringVar(&o.captureOut)
+	c.Flag("sync-timeout", "How long to wait for the first list of every resource.").Default("60s").DurationVar(&o.syncTimeout)
+
+}
+
+// exitCode is an exit status other than 1, with the error to print if any.
+type exitCode struct {
+	code int
+	err  error
+}
+
+func (e exitCode) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e exitCode) Unwrap() error { return e.err }
+
+// exitStatus is the process exit status for run's error.
+func exitStatus(err error) int {
+	var ec exitCode
+	if errors.As(err, &ec) {
+		return ec.code
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+// couldNotDiagnose is diagnose's exit status when it has no view.
+const couldNotDiagnose = 2
+
+// usageError keeps diagnose's exit status 1 for "a problem found": a
+// command line diagnose cannot run with exits 2, as scripts expect.
+func usageError(args []string, err error) error {
+	if slices.Contains(args, diagnoseCommand) {
+		return exitCode{couldNotDiagnose, err}
+	}
+	return err
+}
+
+// runDiagnose builds the report once and writes it; its exit status is the
+// verdict's.
+func runDiagnose(ctx context.Context, o *options, logger *slog.Logger) error {
+	at, err := evaluationTime(o)
+	if err != nil {
+		return exitCode{couldNotDiagnose, err}
+	}
+	src, err := syncedSource(ctx, o, logger)
+	if err != nil {
+		return exitCode{couldNotDiagnose, err}
+	}
+	r := diagnose.New(src.Cluster(at), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase, Pool: o.tool.pool})
+	color := diagnose.UseColor(isTerminal(stdout), os.Getenv)
+	if err := diagnose.Write(stdout, r, o.tool.output, diagnose.TextOptions{Color: color}); err != nil {
+		return exitCode{couldNotDiagnose, fmt.Errorf("writing the report: %w", err)}
+	}
+	if code := r.Verdict.ExitCode(); code != 0 {
+		return exitCode{code: code}
+	}
+	return nil
+}
+
+func evaluationTime(o *options) (time.Time, error) {
+	switch {
+	case o.tool.at != "":
+		t, err := time.Parse(time.RFC3339, o.tool.at)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("--time %q: want an RFC 3339 time such as 2025-10-17T13:00:00Z: %w", o.tool.at, err)
+		}
+		return t, nil
+	case o.example:
+		return examples.Captured, nil
+	}
+	return time.Now(), nil
+}
+
+// syncedSource opens the source the exporter would (live, --snapshot or
+// --example), lists every resource once and returns when each has synced
+// or been reported unavailable. Live, it only lists and watches.
+func syncedSource(ctx context.Context, o *options, logger *slog.Logger) (*source.Source, error) {
+	clients, err := openClients(o, logger)
+	if err != nil {
+		return nil, err
+	}
+	src := source.New(clients, o.namespace, logger, nil)
+	src.Run(ctx) // the informers stop with ctx, when the command ends
+	wait, done := context.WithTimeout(ctx, o.tool.syncTimeout)
+	defer done()
+	if !src.WaitReady(wait) {
+		var pending []string
+		for _, st := range src.Status() {
+			if !st.Synced && !st.Settled() {
+				pending = append(pending, st.Resource+" ("+orWaiting(st.Reason)+")")
+			}
+		}
+		return nil, fmt.Errorf("not every resource listed within --sync-timeout=%s: %s", o.tool.syncTimeout, strings.Join(pending, "; "))
+	}
+	return src, nil
+}
+
+func orWaiting(reason string) string {
+	if reason == "" {
+		return "no answer yet"
+	}
+	return reason
+}
+
+// isTerminal reports whether w is a character device, i.e. a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// statusReport diagnoses the source's current view for the status page.
+// The built-in example is a frozen incident: it is evaluated at its
+// capture time, as diagnose --example does.
+func statusReport(src *source.Source, o *options) func() *diagnose.Report {
+	now := time.Now
+	if o.example {
+		now = func() time.Time { return examples.Captured }
+	}
+	return func() *diagnose.Report {
+		return diagnose.New(src.Cluster(now()), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase})
+	}
+}

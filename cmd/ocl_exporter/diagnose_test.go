@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ocl-exporter/ocl_exporter/diagnose"
+)
+
+// diagnoseRun runs the binary's run() with args and returns its output
+// and exit status.
+func diagnoseRun(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	var out bytes.Buffer
+	old := stdout
+	stdout = &out
+	t.Cleanup(func() { stdout = old })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := run(ctx, append([]string{"diagnose", "--log.level=warn"}, args...), io.Discard)
+	return out.String(), exitStatus(err)
+}
+
+// TestDiagnoseExample is the issue's definition of done: the three failing
+// stages of the example, with cause, evidence, runbook and next commands,
+// and exit status 1.
+func TestDiagnoseExample(t *testing.T) {
+	out, code := diagnoseRun(t, "--example")
+	if code != 1 {
+		t.Errorf("exit status %d, want 1 (a problem found)", code)
+	}
+	for _, want := range []string{
+		"Pool gpu: stage 1 MachineOSConfig failed", "secret_not_found", "MachineOSConfig/gpu spec.renderedImagePushSecret.name",
+		"Pool layered: stage 2 MachineOSBuild failed", "containerfile_command_failed", "OCLMachineOSBuildFailed.md",
+		"oc -n openshift-machine-config-operator logs",
+		"Pool infra: stage 3 Rollout failed", "image_not_found", "OCLNodeUpdateFailing.md",
+		"oc get machineconfignode ip-10-0-75-69.us-east-2.compute.internal",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diagnose --example does not say %q:\n%s", want, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if len([]rune(l)) > diagnose.Width && !strings.Contains(l, "://") && !strings.HasPrefix(strings.TrimSpace(l), "jsonpath=") &&
+			!strings.HasPrefix(strings.TrimSpace(l), "custom-columns=") && !strings.HasPrefix(strings.TrimSpace(l), "sha256:") {
+			t.Errorf("line wider than %d columns: %q", diagnose.Width, l)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("colour codes written to a non-terminal")
+	}
+}
+
+func TestDiagnoseOutputsAndPool(t *testing.T) {
+	// The cluster checks concern every pool: the example's Degraded
+	// operator makes even its healthy edge pool's report a problem.
+	out, code := diagnoseRun(t, "--example", "--output=json", "--pool=edge")
+	if code != 1 {
+		t.Errorf("--pool=edge: exit status %d, want 1", code)
+	}
+	var r diagnose.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("--output=json: %v", err)
+	}
+	if len(r.Pools) != 1 || r.Pools[0].Name != "edge" {
+		t.Errorf("--pool=edge reported %+v", r.Pools)
+	}
+	if out, code := diagnoseRun(t, "--example", "-o", "markdown", "--pool=layered"); code != 1 || !strings.HasPrefix(out, "# OCL diagnosis: problem") {
+		t.Errorf("markdown: exit %d, output:\n%s", code, out)
+	}
+	if _, code := diagnoseRun(t, "--example", "--pool=nosuchpool"); code != 2 {
+		t.Errorf("--pool=nosuchpool: exit status %d, want 2", code)
+	}
+	if _, code := diagnoseRun(t, "--snapshot=../../testdata/scenarios/healthy-rollout-done", "--pool=layered"); code != 0 {
+		t.Errorf("healthy scenario: exit status %d, want 0", code)
+	}
+	if _, code := diagnoseRun(t, "--snapshot=../../testdata/scenarios/stage3-revert-to-non-layered"); code != 2 {
+		t.Errorf("no MachineOSConfig: exit status %d, want 2", code)
+	}
+	if _, code := diagnoseRun(t, "--example", "--output=yaml"); code != 2 {
+		t.Errorf("--output=yaml: exit status %d, want 2", code)
+	}
+	if _, code := diagnoseRun(t, "--example", "--web.runbook-url=runbooks/"); code != 2 {
+		t.Errorf("a relative --web.runbook-url: exit status %d, want 2 (cannot diagnose)", code)
+	}
+	if _, code := diagnoseRun(t, "--snapshot=/nonexistent"); code != 2 {
+		t.Errorf("unreadable snapshot: exit status %d, want 2", code)
+	}
+}
+
+func TestDefaultRunbookBaseIsPinned(t *testing.T) {
+	for _, c := range []struct{ version, revision, want string }{
+		{"0.3.0", "0123456789abcdef0123456789abcdef01234567", repository + "/blob/v0.3.0/runbooks/"},
+		{"v0.3.0", "", repository + "/blob/v0.3.0/runbooks/"},
+		{"132ff7f-dirty", "132ff7f0123456789abcdef0123456789abcdef0", repository + "/blob/132ff7f0123456789abcdef0123456789abcdef0/runbooks/"},
+		{"", "", repository + "/blob/main/runbooks/"},
+	} {
+		if got := defaultRunbookBase(c.version, c.revision); got != c.want {
+			t.Errorf("defaultRunbookBase(%q, %q) = %s, want %s", c.version, c.revision, got, c.want)
+		}
+	}
+}
+
+// TestStatusPage serves the example: /status names the failing stages and
+// links the runbooks under --web.runbook-url, and the landing page links it.
+func TestStatusPage(t *testing.T) {
+	base := startExporter(t, "--example", "--web.runbook-url=https://runbooks.example.com/ocl/")
+	code, body := get(t, base+"/status")
+	if code != http.StatusOK {
+		t.Fatalf("/status: %d %s", code, body)
+	}
+	for _, want := range []string{"Stage 2 MachineOSBuild", "containerfile_command_failed", `href="https://runbooks.example.com/ocl/OCLMachineOSBuildFailed.md"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/status does not contain %q", want)
+		}
+	}
+	if strings.Contains(body, "<script") {
+		t.Error("/status uses JavaScript")
+	}
+	if _, landing := get(t, base+"/"); !strings.Contains(landing, `href="/status"`) {
+		t.Error("the landing page does not link /status")
+	}
+}

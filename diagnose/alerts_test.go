@@ -1,0 +1,286 @@
+package diagnose
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
+)
+
+// alertChecks maps every alert in alerts/*rules.yaml to the diagnose check
+// that reports its condition: one truth, two views. A new alert needs a
+// row here, and a check whose failures link its runbook.
+var alertChecks = []struct{ alert, check string }{
+	// The exporter diagnosing the cluster is the exporter up and reading
+	// it; a down exporter cannot report itself.
+	{"OCLExporterDown", CheckExporterAccess},
+	{"OCLExporterResourceUnavailable", CheckExporterAccess},
+	{"OCLOperatorDegraded", CheckOperator},
+	{"OCLMachineOSBuilderNotReady", CheckBuilder},
+	{"OCLMachineOSConfigSecretMissing", CheckSecrets},
+	{"OCLMachineOSConfigPoolMissing", CheckPool},
+	{"OCLMachineOSConfigPushSpecInvalid", CheckPushSpec},
+	{"OCLPrebuiltImageInvalid", CheckPrebuiltImage},
+	{"OCLPrebuiltImageNotSeeded", CheckPrebuiltSeeded},
+	{"OCLPrebuiltImageMachineConfigMissing", CheckPrebuiltMachineConfig},
+	{"OCLMachineOSBuildNotStarted", CheckBuildCreated},
+	{"OCLMachineOSBuildFailed", CheckBuildResult},
+	{"OCLMachineOSBuildInterrupted", CheckBuildResult},
+	{"OCLBuildPodsFailing", CheckBuildPods},
+	{"OCLMachineOSBuildTooLong", CheckBuildDuration},
+	{"OCLBuildObjectsLeftBehind", CheckBuildLeftover},
+	{"OCLNodeUpdateFailing", CheckNodes},
+	{"OCLNodeNotOnDesiredImage", CheckProgress},
+	{"OCLRolloutStalled", CheckProgress},
+	{"OCLPoolDegraded", CheckPoolCond},
+}
+
+type rule struct {
+	Alert  string            `json:"alert"`
+	Record string            `json:"record"`
+	Expr   string            `json:"expr"`
+	For    string            `json:"for"`
+	Annot  map[string]string `json:"annotations"`
+}
+
+// rules reads alerts/*rules.yaml, by alert or record name.
+func rules(t *testing.T) map[string]rule {
+	t.Helper()
+	paths, err := filepath.Glob("../alerts/*rules.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no rule files: %v", err)
+	}
+	out := map[string]rule{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct {
+			Groups []struct{ Rules []rule } `json:"groups"`
+		}
+		if err := yaml.Unmarshal(b, &f); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for _, g := range f.Groups {
+			for _, r := range g.Rules {
+				out[r.Alert+r.Record] = r
+			}
+		}
+	}
+	return out
+}
+
+func TestEveryAlertHasACheck(t *testing.T) {
+	rs := rules(t)
+	mapped := map[string]bool{}
+	for _, row := range alertChecks {
+		mapped[row.alert] = true
+		if _, ok := rs[row.alert]; !ok {
+			t.Errorf("alertChecks names %s, which no rule file defines: drop the row", row.alert)
+		}
+		sp := spec(row.check)
+		if row.alert != "OCLExporterDown" && !slices.Contains(sp.Alerts, row.alert) {
+			t.Errorf("check %s does not link %s's runbook: add it to its Alerts", row.check, row.alert)
+		}
+	}
+	for name, r := range rs {
+		if r.Alert != "" && !mapped[name] {
+			t.Errorf("alert %s has no diagnose check: add a row to alertChecks and a check that reports its condition", name)
+		}
+	}
+	for _, c := range Checks {
+		for _, a := range c.Alerts {
+			if _, ok := rs[a]; !ok {
+				t.Errorf("check %s links alert %s, which no rule file defines", c.ID, a)
+			}
+			if _, err := os.Stat(filepath.Join("../runbooks", a+".md")); err != nil {
+				t.Errorf("check %s links runbook %s: %v", c.ID, a, err)
+			}
+		}
+	}
+}
+
+// TestLimitsMatchTheAlerts keeps the waits that turn Running into Failed
+// equal to the alerts' own limits.
+func TestLimitsMatchTheAlerts(t *testing.T) {
+	rs := rules(t)
+	for _, c := range []struct {
+		rule, field string
+		want        time.Duration
+	}{
+		{"ocl:build_max_duration_seconds", "vector", BuildMaxDuration},
+		{"OCLMachineOSBuildNotStarted", ">", BuildNotStartedAfter},
+		{"OCLPrebuiltImageNotSeeded", "for", NotSeededAfter},
+		{"OCLBuildObjectsLeftBehind", "for", LeftoversAfter},
+		{"OCLRolloutStalled", "for", StalledAfter},
+		{"OCLNodeNotOnDesiredImage", "for", UpdatingTooLongAfter},
+	} {
+		r, ok := rs[c.rule]
+		if !ok {
+			t.Errorf("rule %s is gone: update the limit in build.go", c.rule)
+			continue
+		}
+		var got time.Duration
+		switch c.field {
+		case "for":
+			d, err := model.ParseDuration(r.For)
+			if err != nil {
+				t.Fatalf("%s: for %q: %v", c.rule, r.For, err)
+			}
+			got = time.Duration(d)
+		case "vector":
+			got = seconds(t, strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(r.Expr), "vector("), ")"))
+		case ">":
+			i := strings.LastIndex(r.Expr, "> ")
+			got = seconds(t, strings.Fields(r.Expr[i+2:])[0])
+		}
+		if got != c.want {
+			t.Errorf("%s waits %s, diagnose %s: make them equal", c.rule, got, c.want)
+		}
+	}
+}
+
+func seconds(t *testing.T, s string) time.Duration {
+	t.Helper()
+	d, err := time.ParseDuration(s + "s")
+	if err != nil {
+		t.Fatalf("%q is not a number of seconds: %v", s, err)
+	}
+	return d
+}
+
+// TestFailuresLinkExistingRunbooks: every failed check of every fixture
+// names the runbook of one of its alerts, and that runbook exists.
+func TestFailuresLinkExistingRunbooks(t *testing.T) {
+	for name, dir := range fixtures(t) {
+		r := report(t, dir, Options{})
+		visit(r, func(c Check) {
+			if c.Status != Failed {
+				return
+			}
+			for _, f := range c.Findings {
+				if f.Runbook == nil {
+					t.Errorf("%s: failed check %s has a finding without a runbook", name, c.ID)
+					continue
+				}
+				if !slices.Contains(spec(c.ID).Alerts, f.Runbook.Alert) {
+					t.Errorf("%s: check %s links %s, not one of its alerts", name, c.ID, f.Runbook.Alert)
+				}
+				if _, err := os.Stat(filepath.Join("../runbooks", f.Runbook.Alert+".md")); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+				if f.Runbook.URL != testRunbookBase+f.Runbook.Alert+".md" {
+					t.Errorf("%s: runbook URL %s is not under the configured base", name, f.Runbook.URL)
+				}
+			}
+		})
+	}
+}
+
+func visit(r *Report, f func(Check)) {
+	for _, c := range r.Cluster {
+		f(c)
+	}
+	for _, p := range r.Pools {
+		for _, s := range p.Stages {
+			for _, c := range s.Checks {
+				f(c)
+			}
+		}
+	}
+}
+
+// TestAgreesWithTheAlertTests diagnoses each scenario at the last time its
+// promtool test evaluates (alerts/tests/scenario-*.yaml hold the
+// exporter's output for the same files constant) and compares the
+// runbooks its failures link with the alerts that fire then. Diagnose may
+// say more only where an alert stays silent to page once: the operator
+// and the builder while a MachineOSConfig is misconfigured, which the
+// report shows as failed cluster checks beside the pool's stage 1.
+func TestAgreesWithTheAlertTests(t *testing.T) {
+	files, err := filepath.Glob("../alerts/tests/scenario-*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario alert tests: %v", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(file), "scenario-"), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			at, firing := lastFiring(t, file)
+			s := sourcetest.Source(t, filepath.Join("../testdata/scenarios", name))
+			r := New(s.Cluster(sourcetest.Now.Add(at)), s.Status(), Options{RunbookBase: testRunbookBase})
+			linked := map[string]bool{}
+			configFailed := false
+			visit(r, func(c Check) {
+				if c.Status != Failed {
+					return
+				}
+				if spec(c.ID).Stage == StageConfig {
+					configFailed = true
+				}
+				for _, f := range c.Findings {
+					linked[f.Runbook.Alert] = true
+				}
+			})
+			for a := range firing {
+				if !linked[a] {
+					t.Errorf("at %s alert %s fires, but no failed check links its runbook", at, a)
+				}
+			}
+			for a := range linked {
+				explained := configFailed && (a == alertOperatorDegraded || a == alertBuilderNotReady)
+				if !firing[a] && !explained {
+					t.Errorf("at %s a failed check links %s, which does not fire", at, a)
+				}
+			}
+		})
+	}
+}
+
+// lastFiring reads a promtool scenario test: its last eval_time and the
+// alerts expected to fire then.
+func lastFiring(t *testing.T, file string) (time.Duration, map[string]bool) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Tests []struct {
+			AlertRuleTest []struct {
+				EvalTime  string `json:"eval_time"`
+				Alertname string `json:"alertname"`
+				ExpAlerts []any  `json:"exp_alerts"`
+			} `json:"alert_rule_test"`
+		} `json:"tests"`
+	}
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	var last time.Duration
+	firing := map[time.Duration]map[string]bool{}
+	for _, tc := range f.Tests {
+		for _, a := range tc.AlertRuleTest {
+			d, err := model.ParseDuration(a.EvalTime)
+			if err != nil {
+				t.Fatal(err)
+			}
+			at := time.Duration(d)
+			last = max(last, at)
+			if firing[at] == nil {
+				firing[at] = map[string]bool{}
+			}
+			if len(a.ExpAlerts) > 0 {
+				firing[at][a.Alertname] = true
+			}
+		}
+	}
+	return last, firing[last]
+}

@@ -1,0 +1,104 @@
+package diagnose
+
+import "fmt"
+
+// The next oc commands for each kind of finding, with the real names. They
+// only read, except where a runbook's first step is the fix itself; the
+// runbooks hold the rest. Names are Kubernetes names (DNS labels and
+// subdomains), so they need no shell quoting.
+
+func accessCommands(resource, ns string) []string {
+	return []string{
+		fmt.Sprintf("oc auth can-i list %s --as=system:serviceaccount:ocl-exporter:ocl-exporter -n %s", resource, ns),
+		"oc api-resources --api-group=machineconfiguration.openshift.io",
+	}
+}
+
+func operatorCommands(ns string) []string {
+	return []string{
+		`oc get clusteroperator machine-config -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'`,
+		fmt.Sprintf("oc -n %s get events --field-selector type=Warning --sort-by=.lastTimestamp", ns),
+		fmt.Sprintf("oc -n %s logs deploy/machine-config-operator --tail=100", ns),
+	}
+}
+
+func builderCommands(ns string) []string {
+	return []string{
+		fmt.Sprintf("oc -n %s get deploy,pods -l k8s-app=machine-os-builder", ns),
+		fmt.Sprintf("oc -n %s describe pods -l k8s-app=machine-os-builder", ns),
+	}
+}
+
+func poolMissingCommands(mosc string) []string {
+	return []string{
+		"oc get machineconfigpools",
+		fmt.Sprintf(`oc get machineosconfig %s -o jsonpath='{.spec.machineConfigPool.name}{"\n"}'`, mosc),
+	}
+}
+
+func secretCommands(mosc, secret, ns string) []string {
+	return []string{
+		fmt.Sprintf("oc -n %s get secret %s", ns, secret),
+		fmt.Sprintf("oc -n %s get secrets --field-selector type=kubernetes.io/dockerconfigjson", ns),
+		fmt.Sprintf("oc get machineosconfig %s -o yaml", mosc),
+	}
+}
+
+func pushSpecCommands(mosc string) []string {
+	return []string{
+		fmt.Sprintf(`oc get machineosconfig %s -o jsonpath='{.spec.renderedImagePushSpec}{"\n"}'`, mosc),
+	}
+}
+
+func prebuiltCommands(mosc, pool, ns string) []string {
+	return []string{
+		fmt.Sprintf("oc get machineosconfig %s -o yaml", mosc),
+		"oc get machineconfig " + "10-prebuiltimage-osimageurl-" + pool,
+		fmt.Sprintf("oc -n %s logs deploy/machine-os-builder | grep -i -e seed -e 'pre-built'", ns),
+	}
+}
+
+func notStartedCommands(mosc, pool, ns string) []string {
+	return []string{
+		fmt.Sprintf(`oc get mcp %s -o jsonpath='{.spec.configuration.name}{"\n"}'`, pool),
+		fmt.Sprintf("oc get machineosbuilds -l machineconfiguration.openshift.io/machine-os-config=%s", mosc),
+		fmt.Sprintf("oc -n %s logs deploy/machine-os-builder --tail=50", ns),
+	}
+}
+
+func buildCommands(mosb, ns string) []string {
+	return []string{
+		"oc get machineosbuild " + mosb,
+		fmt.Sprintf("oc -n %s get pods -l job-name=build-%s", ns, mosb),
+		fmt.Sprintf("oc -n %s logs job/build-%s -c image-build --tail=20", ns, mosb),
+		fmt.Sprintf("oc -n %s describe job build-%s", ns, mosb),
+		fmt.Sprintf("oc -n %s get configmap containerfile-%s -o jsonpath='{.data.Containerfile}'", ns, mosb),
+	}
+}
+
+func leftoverCommands(mosb, ns string) []string {
+	return []string{
+		fmt.Sprintf("oc -n %s get configmaps,secrets,jobs -l machineconfiguration.openshift.io/machine-os-build=%s", ns, mosb),
+	}
+}
+
+func nodeCommands(node, ns string) []string {
+	return []string{
+		fmt.Sprintf(`oc get machineconfignode %s -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.message}{"\n"}{end}'`, node),
+		fmt.Sprintf(`oc get node %s -o jsonpath='{.metadata.annotations.machineconfiguration\.openshift\.io/reason}{"\n"}'`, node),
+		fmt.Sprintf("oc -n %s logs -c machine-config-daemon --tail=50 $(oc -n %s get pods -l k8s-app=machine-config-daemon --field-selector spec.nodeName=%s -o name)", ns, ns, node),
+	}
+}
+
+func rolloutCommands(pool string) []string {
+	return []string{
+		"oc get mcp " + pool,
+		fmt.Sprintf(`oc get nodes -l node-role.kubernetes.io/%s -o custom-columns='NAME:.metadata.name,STATE:.metadata.annotations.machineconfiguration\.openshift\.io/state'`, pool),
+	}
+}
+
+func poolConditionCommands(pool string) []string {
+	return []string{
+		fmt.Sprintf(`oc get mcp %s -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'`, pool),
+	}
+}

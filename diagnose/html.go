@@ -1,0 +1,35 @@
+package diagnose
+
+import (
+	_ "embed"
+	"html/template"
+	"io"
+	"strings"
+	"time"
+)
+
+//go:embed status.html.tmpl
+var statusTemplate string
+
+var htmlTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
+	"object":  objectName,
+	"since":   func(t *time.Time, now time.Time) string { return since(*t, now) },
+	"section": func(cs []Check, now time.Time) section { return section{cs, now} },
+	"upper":   func(v Verdict) string { return strings.ToUpper(string(v)) },
+	"word":    func(s Status) string { return statusStyle[s].word },
+	"rfc3339": func(t time.Time) string {
+		return t.UTC().Format(time.RFC3339)
+	},
+}).Parse(statusTemplate))
+
+// WriteHTML writes the report as a page that needs no JavaScript: the
+// exporter's /status.
+func WriteHTML(w io.Writer, r *Report) error {
+	return htmlTemplate.Execute(w, r)
+}
+
+// section is what the "checks" template reads: checks and the report time.
+type section struct {
+	Checks []Check
+	Now    time.Time
+}

@@ -1,0 +1,157 @@
+// Package diagnose turns the analysis of one cluster view into a report:
+// the seeds' three-stage walk (MachineOSConfig, MachineOSBuild, rollout)
+// per pool, each check passed, failed, running or not reached, and for a
+// failure the object and field that show it, the cause class, since when,
+// the runbook and the next oc commands with the real names. It reads the
+// same analysis findings the collectors turn into metrics: one truth, two
+// views. Building a report is a pure function; renderers write it as text,
+// JSON, markdown or HTML.
+package diagnose
+
+import (
+	"time"
+
+	"github.com/ocl-exporter/ocl_exporter/classify"
+)
+
+// SchemaVersion is the version of the JSON report (docs/diagnose.md,
+// docs/diagnose.schema.json). It changes only when a field changes
+// meaning or goes away; new optional fields keep it.
+const SchemaVersion = 1
+
+// Status is the outcome of a check or a stage.
+type Status string
+
+// Check and stage outcomes.
+const (
+	// Passed: nothing wrong.
+	Passed Status = "passed"
+	// Failed: something is wrong; the findings say what.
+	Failed Status = "failed"
+	// Running: in progress and not (yet) failing: a build that builds, a
+	// rollout under way, a wait shorter than its alert's limit.
+	Running Status = "running"
+	// NotReached: an earlier stage failed, so this one cannot happen.
+	NotReached Status = "not_reached"
+)
+
+// Verdict is the outcome of a pool or of the whole report.
+type Verdict string
+
+// Verdicts, and the exit status of `ocl_exporter diagnose` for each.
+const (
+	Healthy Verdict = "healthy" // exit 0
+	Problem Verdict = "problem" // exit 1
+	// Unknown: the report could not be made: the OCL APIs are not served
+	// or readable, or no MachineOSConfig exists.
+	Unknown Verdict = "unknown" // exit 2
+)
+
+// ExitCode is the exit status for the verdict: 0 healthy, 1 a problem
+// found, 2 could not diagnose.
+func (v Verdict) ExitCode() int {
+	switch v {
+	case Healthy:
+		return 0
+	case Problem:
+		return 1
+	}
+	return 2
+}
+
+// Report is the diagnosis of one cluster view.
+type Report struct {
+	SchemaVersion int `json:"schemaVersion"`
+	// Time is when the view was evaluated; "since" times are before it.
+	Time      time.Time `json:"time"`
+	Namespace string    `json:"namespace"`
+	Verdict   Verdict   `json:"verdict"`
+	// Summary is one sentence for the whole cluster.
+	Summary string `json:"summary"`
+	// Cluster holds the checks that concern every pool: the exporter's
+	// access, the operator, the machine-os-builder.
+	Cluster []Check `json:"cluster"`
+	Pools   []Pool  `json:"pools"`
+}
+
+// Pool is one MachineConfigPool, or the pool a MachineOSConfig names when
+// that pool does not exist.
+type Pool struct {
+	Name            string  `json:"name"`
+	Layered         bool    `json:"layered"`
+	MachineOSConfig string  `json:"machineOSConfig,omitempty"`
+	Verdict         Verdict `json:"verdict"`
+	// Summary is one line: what the pool is doing or what is wrong.
+	Summary string `json:"summary"`
+	// Stages are the seeds' three stages for a layered pool, only the
+	// rollout for a pool reverting from image mode, none otherwise.
+	Stages []Stage `json:"stages,omitempty"`
+}
+
+// Stage is one of the three OCL stages of a pool.
+type Stage struct {
+	Number int     `json:"number"`
+	Name   string  `json:"name"`
+	Status Status  `json:"status"`
+	Checks []Check `json:"checks"`
+}
+
+// Check is one question the report answers.
+type Check struct {
+	// ID is stable (docs/diagnose.md lists them); scripts may match it.
+	ID       string    `json:"id"`
+	Title    string    `json:"title"`
+	Status   Status    `json:"status"`
+	Findings []Finding `json:"findings,omitempty"`
+}
+
+// Finding is one piece of evidence for a failed or running check.
+type Finding struct {
+	// Object and Field are where the evidence can be read.
+	Object Object `json:"object"`
+	Field  string `json:"field,omitempty"`
+	// Message says what is wrong (or going on) in one sentence.
+	Message string `json:"message"`
+	// Class and Excerpt are the parsed cause (docs/classes.md) and the
+	// line that decided it; Class is set on failures only.
+	Class   classify.Class `json:"class,omitempty"`
+	Excerpt string         `json:"excerpt,omitempty"`
+	// Since is when it started at the latest, when the objects tell.
+	Since *time.Time `json:"since,omitempty"`
+	// Runbook is the alert whose runbook covers a failure.
+	Runbook  *Runbook `json:"runbook,omitempty"`
+	Commands []string `json:"commands,omitempty"`
+}
+
+// Object names a Kubernetes object; Kind "Resource" names a watched
+// resource (the exporter's access).
+type Object struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// Runbook links an alert's runbook.
+type Runbook struct {
+	Alert string `json:"alert"`
+	URL   string `json:"url"`
+}
+
+// FailedChecks counts the failed checks, cluster and pools.
+func (r *Report) FailedChecks() int {
+	n := 0
+	count := func(cs []Check) {
+		for _, c := range cs {
+			if c.Status == Failed {
+				n++
+			}
+		}
+	}
+	count(r.Cluster)
+	for _, p := range r.Pools {
+		for _, s := range p.Stages {
+			count(s.Checks)
+		}
+	}
+	return n
+}
