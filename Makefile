@@ -61,7 +61,8 @@ clean:
 	rm -rf $(BIN)
 
 ## bundle: write deploy/base/generated/ (the PrometheusRule from
-## alerts/*rules.yaml, the console dashboards from dashboards/*.json);
+## alerts/*rules.yaml, the console dashboards from dashboards/*.json) and
+## deploy/acm/generated/ (every dashboard, fleet/ too, for ACM's Grafana);
 ## go test ./hack/bundle/ fails when the committed files are not current.
 .PHONY: bundle lint-dockerfile
 bundle:
