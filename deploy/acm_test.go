@@ -2,7 +2,6 @@ package deploy_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/ocl-exporter/ocl_exporter/dashboards"
 )
 
 // acmAllowlist is the shape ACM's metrics collector reads from
@@ -101,16 +102,13 @@ func TestACMAllowlistIsWhatTheDashboardsRead(t *testing.T) {
 }
 
 // dashboardMetrics are the metric names in every dashboard's queries and
-// variables, from the JSON files the users import.
+// variables (dashboards.Files is what dashboards/ holds: a test there
+// keeps them equal).
 func dashboardMetrics(t *testing.T) []string {
 	t.Helper()
-	var files []string
-	for _, pattern := range []string{"dashboards/*.json", "dashboards/*/*.json"} {
-		m, err := filepath.Glob(filepath.Join(repoRoot, pattern))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
+	files, err := dashboards.Files()
+	if err != nil {
+		t.Fatal(err)
 	}
 	// Variables become something that parses: an interval for Grafana's
 	// built-ins ($__rate_interval), a regex for the others.
@@ -123,11 +121,7 @@ func dashboardMetrics(t *testing.T) []string {
 	}
 	labelValues := regexp.MustCompile(`^label_values\((.*), \w+\)$`)
 	set := map[string]bool{}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for f, b := range files {
 		var d struct {
 			Panels []struct {
 				Targets []struct {
