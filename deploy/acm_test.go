@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	corev1 "k8s.io/api/core/v1"
@@ -75,7 +76,7 @@ func TestACMAllowlistIsWhatTheDashboardsRead(t *testing.T) {
 			}
 			name := ""
 			for _, m := range ms {
-				if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+				if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
 					name = m.Value
 				}
 			}
