@@ -80,11 +80,11 @@ var variable = regexp.MustCompile(`\$\{?(\w+)\}?`)
 
 // substitute fills in the dashboard variables as Grafana does for one
 // cluster (a regex matching it alone; "" on a cluster's own Prometheus,
-// which matches the series without the label), every pool (the All
-// value), and Grafana's interval built-ins.
-func substitute(expr, cluster string) (string, error) {
+// which matches the series without the label), the pool (".*" is the
+// All value), and Grafana's interval built-ins.
+func substitute(expr, cluster, pool string) (string, error) {
 	values := map[string]string{
-		"cluster": cluster, "pool": ".*",
+		"cluster": cluster, "pool": pool,
 		"__rate_interval": "1m", "__interval": "10s", "__range": "1h",
 	}
 	var err error
@@ -98,6 +98,13 @@ func substitute(expr, cluster string) (string, error) {
 	return out, err
 }
 
+// sharedPool is a pool both snapshots have, with different machines:
+// chosen in the pool variable, a leak between the clusters' pools of the
+// same name would show.
+const sharedPool = "worker"
+
+// dashboardQueries are every dashboard target, with the pool variable at
+// All and, where the target reads it, at sharedPool.
 func dashboardQueries(t *testing.T) []fleetQuery {
 	t.Helper()
 	var out []fleetQuery
@@ -108,12 +115,17 @@ func dashboardQueries(t *testing.T) []fleetQuery {
 		}
 		for _, p := range d.Panels {
 			for i, tg := range p.Targets {
-				expr := tg.Expr
-				out = append(out, fleetQuery{
-					where: fmt.Sprintf("%s %q target %d", name, p.Title, i), expr: expr, graph: p.Type == "graph", multi: multi,
-					forCluster: func(c string) (string, error) { return substitute(expr, regexp.QuoteMeta(c)) },
-					direct:     func() (string, error) { return substitute(expr, "") },
-				})
+				for _, pool := range []string{".*", sharedPool} {
+					if pool != ".*" && !strings.Contains(tg.Expr, "$pool") {
+						continue
+					}
+					expr := tg.Expr
+					out = append(out, fleetQuery{
+						where: fmt.Sprintf("%s %q target %d, pool %s", name, p.Title, i, pool), expr: expr, graph: p.Type == "graph", multi: multi,
+						forCluster: func(c string) (string, error) { return substitute(expr, regexp.QuoteMeta(c), pool) },
+						direct:     func() (string, error) { return substitute(expr, "", pool) },
+					})
+				}
 			}
 		}
 	}
@@ -211,7 +223,7 @@ func TestQueriesPerCluster(t *testing.T) {
 	if q := multiClusterQueries(queries); len(q) > 0 {
 		checkFleetWide(t, ctx, q, at)
 	}
-	t.Logf("%d queries (dashboard targets and docs/queries.md blocks) x %d clusters (%s): non-empty and equal per cluster %v; answers differing between the clusters %d",
+	t.Logf("%d queries (dashboard targets with pool All and '"+sharedPool+"', docs/queries.md blocks) x %d clusters (%s): non-empty and equal per cluster %v; answers differing between the clusters %d",
 		len(queries), len(fleet.members), names(), nonEmpty, distinct)
 	if len(empty) > 0 {
 		t.Logf("empty on both Thanos and the cluster's Prometheus (nothing in that snapshot for them to show):\n  %s", strings.Join(empty, "\n  "))
@@ -274,7 +286,7 @@ func checkFleetWide(t *testing.T, ctx context.Context, qs []fleetQuery, at time.
 		if q.graph {
 			span = time.Minute
 		}
-		all, err := substitute(q.expr, ".*")
+		all, err := substitute(q.expr, ".*", ".*")
 		if err != nil {
 			t.Error(err)
 			continue
@@ -329,8 +341,8 @@ func TestVariablesPerCluster(t *testing.T) {
 				continue
 			}
 			for _, c := range fleet.members {
-				tsel, err1 := substitute(m[1], regexp.QuoteMeta(c.name))
-				dsel, err2 := substitute(m[1], "")
+				tsel, err1 := substitute(m[1], regexp.QuoteMeta(c.name), ".*")
+				dsel, err2 := substitute(m[1], "", ".*")
 				if err1 != nil || err2 != nil {
 					t.Errorf("%s: variable %s: %v %v", path, v.Name, err1, err2)
 					continue
