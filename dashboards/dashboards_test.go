@@ -210,3 +210,15 @@ func checkPanel(t *testing.T, where string, p jpanel) {
 		}
 	}
 }
+
+// TestFleetDashboardsStayOffTheConsole: the console bundle takes
+// dashboards/*.json (hack/bundle), and on one cluster, where the cluster
+// label does not exist, a fleet dashboard would show nothing; so fleet
+// dashboards, and only they, live in fleet/.
+func TestFleetDashboardsStayOffTheConsole(t *testing.T) {
+	for name, d := range All {
+		if inFleet := filepath.Dir(name) == "fleet"; inFleet != d.Fleet {
+			t.Errorf("%s: Fleet is %v; fleet dashboards go in fleet/, the others in dashboards/ itself", name, d.Fleet)
+		}
+	}
+}
