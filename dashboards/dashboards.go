@@ -1,12 +1,13 @@
 package dashboards
 
-// All maps each dashboard file in dashboards/ to its definition. The file
-// name becomes the console ConfigMap's name (hack/bundle), the UID
-// Grafana's URL.
+// All maps each dashboard file under dashboards/ to its definition. The
+// file name becomes the ConfigMap's name (hack/bundle), the UID Grafana's
+// URL. The console gets dashboards/*.json; fleet/ is for hubs only.
 var All = map[string]Dashboard{
-	"overview.json": Overview,
-	"builds.json":   Builds,
-	"rollout.json":  Rollout,
+	"overview.json":    Overview,
+	"builds.json":      Builds,
+	"rollout.json":     Rollout,
+	"fleet/fleet.json": Fleet,
 }
 
 // Files renders every dashboard, by file name.

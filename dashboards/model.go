@@ -37,7 +37,13 @@ type Dashboard struct {
 	UID         string // stable: Grafana URLs and links use it
 	Title       string
 	Description string
-	Rows        []Row
+	// Fleet: a dashboard across clusters for a Thanos or ACM hub. Its
+	// cluster variable takes several clusters (All by default), it has no
+	// pool variable, every query keeps the cluster label, and it is not
+	// given to the console (which sees one cluster): it is written to
+	// dashboards/fleet/.
+	Fleet bool
+	Rows  []Row
 }
 
 // Row is a titled group of panels: a row panel followed by its panels,

@@ -217,7 +217,7 @@ func Render(d Dashboard) ([]byte, error) {
 		SchemaVersion: schemaVersion,
 		Time:          jsonTime{From: "now-6h", To: "now"},
 		Timezone:      "utc",
-		Templating:    jsonTemplate{List: variables()},
+		Templating:    jsonTemplate{List: variables(d.Fleet)},
 	}
 	y := 0
 	for r, row := range d.Rows {
@@ -262,28 +262,38 @@ func Render(d Dashboard) ([]byte, error) {
 // match nothing where the label does not exist, while an empty value
 // (no options) gives cluster=~"" and matches exactly those series. One
 // cluster at a time also keeps pools of the same name in two clusters apart.
-func variables() []jsonVariable {
+// A fleet dashboard runs where every series has a cluster label (a hub):
+// its cluster variable takes several clusters, All by default.
+func variables(fleet bool) []jsonVariable {
+	ds := jsonVariable{
+		Name: "datasource", Label: "Data source", Type: "datasource",
+		Query: "prometheus", Refresh: 1, Options: []struct{}{},
+	}
+	if fleet {
+		return []jsonVariable{ds, multiAll("cluster", "Cluster", "label_values("+layeredPools+", cluster)")}
+	}
 	return []jsonVariable{
-		{
-			Name: "datasource", Label: "Data source", Type: "datasource",
-			Query: "prometheus", Refresh: 1, Options: []struct{}{},
-		},
+		ds,
 		{
 			Name: "cluster", Label: "Cluster", Type: "query", Datasource: &datasource,
 			Query:      "label_values(ocl_exporter_build_info, cluster)",
 			Definition: "label_values(ocl_exporter_build_info, cluster)",
 			Refresh:    2, Sort: 1, Options: []struct{}{},
 		},
-		{
-			Name: "pool", Label: "Pool", Type: "query", Datasource: &datasource,
-			// The console turns label_values(a, b) into count(a) by (b):
-			// keep the ", " it splits on.
-			Query:      `label_values(ocl_pool_layered{cluster=~"$cluster"}, pool)`,
-			Definition: `label_values(ocl_pool_layered{cluster=~"$cluster"}, pool)`,
-			Refresh:    2, Sort: 1, IncludeAll: true, AllValue: ".*", Multi: true,
-			Current: jsonCurrent{Selected: true, Text: []string{"All"}, Value: []string{"$__all"}},
-			Options: []struct{}{},
-		},
+		multiAll("pool", "Pool", `label_values(ocl_pool_layered{cluster=~"$cluster"}, pool)`),
+	}
+}
+
+// multiAll is a query variable taking several values, All by default.
+// The console turns label_values(a, b) into count(a) by (b): keep the ", "
+// it splits on.
+func multiAll(name, label, query string) jsonVariable {
+	return jsonVariable{
+		Name: name, Label: label, Type: "query", Datasource: &datasource,
+		Query: query, Definition: query,
+		Refresh: 2, Sort: 1, IncludeAll: true, AllValue: ".*", Multi: true,
+		Current: jsonCurrent{Selected: true, Text: []string{"All"}, Value: []string{"$__all"}},
+		Options: []struct{}{},
 	}
 }
 

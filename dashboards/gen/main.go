@@ -17,7 +17,11 @@ func main() {
 	files, err := dashboards.Files()
 	if err == nil {
 		for name, b := range files {
-			if err = os.WriteFile(filepath.Join(*dir, name), b, 0o644); err != nil {
+			path := filepath.Join(*dir, name)
+			if err = os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				break
+			}
+			if err = os.WriteFile(path, b, 0o644); err != nil {
 				break
 			}
 		}

@@ -1,8 +1,10 @@
 // Command bundle writes the generated part of the deploy bundle from its
 // single sources of truth: the PrometheusRule from the plain rule files
 // alerts/*rules.yaml (what promtool checks and tests), and one console
-// dashboard ConfigMap per dashboards/*.json. Run it from the repository root
-// (make bundle); the test next to it fails when deploy/base/generated/ differs
+// dashboard ConfigMap per dashboards/*.json; and for an ACM hub one Grafana
+// dashboard ConfigMap per dashboards/*.json and dashboards/*/*.json (the
+// fleet ones). Run it from the repository root (make bundle); the test next
+// to it fails when deploy/base/generated/ or deploy/acm/generated/ differs
 // from what it would write.
 package main
 
@@ -50,13 +52,31 @@ func main() {
 	}
 }
 
-// write replaces the contents of deploy/base/generated/ with Generate's.
+// outputs are the directories this command fills, and what fills each.
+var outputs = []struct {
+	dir      string
+	generate func(root, runbookBase string) (map[string][]byte, error)
+}{
+	{GeneratedDir, GenerateWith},
+	{ACMGeneratedDir, func(root, _ string) (map[string][]byte, error) { return GenerateACM(root) }},
+}
+
+// write replaces the contents of each output directory with what its
+// generator returns.
 func write(root, runbookBase string) error {
-	files, err := GenerateWith(root, runbookBase)
-	if err != nil {
-		return err
+	for _, o := range outputs {
+		files, err := o.generate(root, runbookBase)
+		if err != nil {
+			return err
+		}
+		if err := writeDir(filepath.Join(root, o.dir), files); err != nil {
+			return err
+		}
 	}
-	dir := filepath.Join(root, GeneratedDir)
+	return nil
+}
+
+func writeDir(dir string, files map[string][]byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -119,26 +139,44 @@ func GenerateWith(root, runbookBase string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(dashboards)
-	for _, path := range dashboards {
-		cm, err := DashboardConfigMap(path)
+	if err := addDashboards(files, &resources, root, dashboards, DashboardConfigMap); err != nil {
+		return nil, err
+	}
+	files["kustomization.yaml"] = kustomization("alerts/*rules.yaml and dashboards/*.json", resources)
+	return files, nil
+}
+
+// addDashboards adds one ConfigMap file per dashboard JSON file, made by
+// configMap, to files and resources.
+func addDashboards(files map[string][]byte, resources *[]string, root string, paths []string, configMap func(string) (*corev1.ConfigMap, error)) error {
+	sort.Strings(paths)
+	for _, path := range paths {
+		cm, err := configMap(path)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		b, err := render(cm, filepath.ToSlash(filepath.Join("dashboards", filepath.Base(path))))
+		rel, err := filepath.Rel(root, path)
 		if err != nil {
-			return nil, err
+			return err
+		}
+		b, err := render(cm, filepath.ToSlash(rel))
+		if err != nil {
+			return err
 		}
 		name := "dashboard-" + slug(strings.TrimSuffix(filepath.Base(path), ".json")) + ".yaml"
 		if _, dup := files[name]; dup {
-			return nil, fmt.Errorf("%s: two dashboards map to %s", path, name)
+			return fmt.Errorf("%s: two dashboards map to %s", path, name)
 		}
 		files[name] = b
-		resources = append(resources, name)
+		*resources = append(*resources, name)
 	}
+	return nil
+}
 
+// kustomization lists the generated resources.
+func kustomization(from string, resources []string) []byte {
 	var k bytes.Buffer
-	k.WriteString(header("alerts/*rules.yaml and dashboards/*.json"))
+	k.WriteString(header(from))
 	k.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n")
 	if len(resources) == 0 {
 		k.WriteString("resources: []\n")
@@ -148,8 +186,7 @@ func GenerateWith(root, runbookBase string) (map[string][]byte, error) {
 			k.WriteString("  - " + r + "\n")
 		}
 	}
-	files["kustomization.yaml"] = k.Bytes()
-	return files, nil
+	return k.Bytes()
 }
 
 // Runbook bases: the rule files link main, which promtool tests and
@@ -248,6 +285,12 @@ func PrometheusRule(groups []monitoringv1.RuleGroup) *monitoringv1.PrometheusRul
 // DashboardConfigMap puts one dashboard JSON file into a ConfigMap the
 // OpenShift console shows under Observe > Dashboards.
 func DashboardConfigMap(path string) (*corev1.ConfigMap, error) {
+	return dashboardConfigMap(path, metav1.ObjectMeta{Namespace: DashboardNamespace, Labels: map[string]string{DashboardLabel: "true"}})
+}
+
+// dashboardConfigMap puts one dashboard JSON file into a ConfigMap named
+// after it, in meta's namespace with meta's labels and annotations.
+func dashboardConfigMap(path string, meta metav1.ObjectMeta) (*corev1.ConfigMap, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -256,14 +299,12 @@ func DashboardConfigMap(path string) (*corev1.ConfigMap, error) {
 		return nil, fmt.Errorf("%s: not valid JSON", path)
 	}
 	base := filepath.Base(path)
+	meta.Name = "ocl-exporter-" + slug(strings.TrimSuffix(base, ".json"))
+	meta.Labels["app.kubernetes.io/name"] = "ocl-exporter"
 	return &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      "ocl-exporter-" + slug(strings.TrimSuffix(base, ".json")),
-			Namespace: DashboardNamespace,
-			Labels:    map[string]string{"app.kubernetes.io/name": "ocl-exporter", DashboardLabel: "true"},
-		},
-		Data: map[string]string{base: string(b)},
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: meta,
+		Data:       map[string]string{base: string(b)},
 	}, nil
 }
 

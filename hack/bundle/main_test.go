@@ -14,36 +14,38 @@ import (
 )
 
 // TestGeneratedFilesAreCurrent keeps one source of truth: the committed
-// deploy/base/generated/ must be exactly what `make bundle` writes from alerts/
-// and dashboards/.
+// deploy/base/generated/ and deploy/acm/generated/ must be exactly what
+// `make bundle` writes from alerts/ and dashboards/.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	root := filepath.Join("..", "..")
-	want, err := Generate(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(filepath.Join(root, GeneratedDir))
-	if err != nil {
-		t.Fatalf("%v; run `make bundle`", err)
-	}
-	got := map[string][]byte{}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(root, GeneratedDir, e.Name()))
+	for _, o := range outputs {
+		want, err := o.generate(root, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		got[e.Name()] = b
-	}
-	for name, b := range want {
-		if g, ok := got[name]; !ok {
-			t.Errorf("%s/%s is missing; run `make bundle`", GeneratedDir, name)
-		} else if !bytes.Equal(g, b) {
-			t.Errorf("%s/%s differs from what alerts/ and dashboards/ generate; run `make bundle`", GeneratedDir, name)
+		entries, err := os.ReadDir(filepath.Join(root, o.dir))
+		if err != nil {
+			t.Fatalf("%v; run `make bundle`", err)
 		}
-	}
-	for name := range got {
-		if _, ok := want[name]; !ok {
-			t.Errorf("%s/%s is stale: nothing generates it; run `make bundle`", GeneratedDir, name)
+		got := map[string][]byte{}
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(root, o.dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[e.Name()] = b
+		}
+		for name, b := range want {
+			if g, ok := got[name]; !ok {
+				t.Errorf("%s/%s is missing; run `make bundle`", o.dir, name)
+			} else if !bytes.Equal(g, b) {
+				t.Errorf("%s/%s differs from what alerts/ and dashboards/ generate; run `make bundle`", o.dir, name)
+			}
+		}
+		for name := range got {
+			if _, ok := want[name]; !ok {
+				t.Errorf("%s/%s is stale: nothing generates it; run `make bundle`", o.dir, name)
+			}
 		}
 	}
 }
