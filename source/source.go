@@ -1,7 +1,8 @@
 // Package source keeps one read-only, continuously updated view of the OCL
 // objects: live through client-go informers, or offline from a snapshot
-// loaded into fake clientsets, so that everything downstream runs the same
-// code either way. It makes no API call when the view is read.
+// held in memory and fed to the same informers, so that everything
+// downstream runs the same code either way. It makes no API call when the
+// view is read.
 package source
 
 import (
@@ -25,7 +26,7 @@ import (
 type Source struct {
 	namespace string
 	logger    *slog.Logger
-	clients   *Clients
+	backend   Backend
 	watched   []*watched
 	metrics   *metrics
 	// generation counts changes to the view: object events and changes of
@@ -39,10 +40,11 @@ type watched struct {
 	status   status
 }
 
-// New prepares informers for every resource in Resources(). Nothing is
-// listed until Run. Its list and watch counters go to reg.
-func New(clients *Clients, namespace string, logger *slog.Logger, reg prometheus.Registerer) *Source {
-	s := &Source{namespace: namespace, logger: logger, clients: clients, metrics: newMetrics(reg)}
+// New prepares informers for every resource in Resources(), listed and
+// watched through backend. Nothing is listed until Run. Its list and watch
+// counters go to reg.
+func New(backend Backend, namespace string, logger *slog.Logger, reg prometheus.Registerer) *Source {
+	s := &Source{namespace: namespace, logger: logger, backend: backend, metrics: newMetrics(reg)}
 	for _, r := range Resources() {
 		w := &watched{Resource: r}
 		w.informer = cache.NewSharedIndexInformerWithOptions(s.listWatch(w), r.newObject(), cache.SharedIndexInformerOptions{
@@ -90,13 +92,13 @@ func (s *Source) listWatch(w *watched) cache.ListerWatcher {
 	}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			obj, err := w.list(ctx, s.clients, ns, narrow(o))
+			obj, err := s.backend.List(ctx, w.Resource, ns, narrow(o))
 			s.metrics.count(s.metrics.lists, w.Name, err)
 			s.observe(w, err)
 			return obj, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			wi, err := w.watch(ctx, s.clients, ns, narrow(o))
+			wi, err := s.backend.Watch(ctx, w.Resource, ns, narrow(o))
 			s.metrics.count(s.metrics.watches, w.Name, err)
 			// After an outage the reflector resumes its watch from the last
 			// resourceVersion without listing again: a watch that starts is

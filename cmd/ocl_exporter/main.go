@@ -27,6 +27,7 @@ import (
 
 	"github.com/ocl-exporter/ocl_exporter/collector"
 	"github.com/ocl-exporter/ocl_exporter/examples"
+	"github.com/ocl-exporter/ocl_exporter/kubeapi"
 	"github.com/ocl-exporter/ocl_exporter/server"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
@@ -117,7 +118,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return fmt.Errorf("--web.config.file %q: %w", *o.web.WebConfigFile, err)
 		}
 	}
-	clients, err := openClients(o, logger)
+	backend, api, err := openClients(o, logger)
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	src := source.New(clients, o.namespace, logger, reg)
+	src := source.New(backend, o.namespace, logger, reg)
 	renderer, err := collector.NewRenderer(collector.New(src, o.collector), src, logger)
 	if err != nil {
 		return err
@@ -142,7 +143,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	if o.authKubernetes {
-		auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: clients.Kube, CacheTTL: o.authCacheTTL, Logger: logger})
+		auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: api, CacheTTL: o.authCacheTTL, Logger: logger})
 		if err != nil {
 			return err
 		}
@@ -174,23 +175,32 @@ type readiness struct {
 
 func (r readiness) Ready() bool { return r.renderer.Ready() }
 
-func openClients(o *options, logger *slog.Logger) (*source.Clients, error) {
+// openClients returns what the informers read through and, live, the API
+// client that also reviews scrape tokens (nil offline).
+func openClients(o *options, logger *slog.Logger) (source.Backend, *kubeapi.Client, error) {
 	switch {
 	case o.example:
 		objs, err := source.Load(examples.Snapshot, "snapshot", logger)
 		if err != nil {
-			return nil, fmt.Errorf("the built-in example snapshot: %w", err)
+			return nil, nil, fmt.Errorf("the built-in example snapshot: %w", err)
 		}
 		logger.Info("serving the built-in example snapshot")
-		return source.FakeClients(objs)
+		mem, err := source.NewMemory(objs)
+		return mem, nil, err
 	case o.snapshot != "":
 		logger.Info("reading a snapshot offline", "snapshot", o.snapshot)
-		return source.OpenSnapshot(o.snapshot, logger)
+		mem, err := source.OpenSnapshot(o.snapshot, logger)
+		return mem, nil, err
 	}
 	cfg, err := source.RESTConfig(o.kubeconfig)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	logger.Info("watching a cluster", "server", cfg.Host)
-	return source.NewClients(cfg, name+"/"+version.Version)
+	api, err := kubeapi.New(cfg, name+"/"+version.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	clients, err := source.NewClients(api)
+	return clients, api, err
 }
