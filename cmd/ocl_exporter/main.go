@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -49,7 +50,7 @@ func main() {
 
 type options struct {
 	kubeconfig, snapshot, namespace, metricsPath string
-	example                                      bool
+	example, pprof                               bool
 	maxRequests                                  int
 	renderInterval                               time.Duration
 	authKubernetes                               bool
@@ -80,6 +81,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		Default(server.DefaultAuthCacheTTL.String()).DurationVar(&o.authCacheTTL)
 	app.Flag("collector.render-interval", "How often the OCL metrics are re-rendered when the cluster changed; scrapes serve the latest render, so this bounds how far the metrics lag the cluster.").
 		Default("1s").DurationVar(&o.renderInterval)
+	app.Flag("web.enable-pprof", "Serve Go's profiles (heap, CPU, goroutines) under /debug/pprof/, behind the same TLS and auth as the metrics. Off by default.").
+		BoolVar(&o.pprof)
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	flag.AddFlags(app, o.log)
 	if _, err := app.Parse(args); err != nil {
@@ -142,6 +145,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.pprof {
+		handler = withPprof(handler)
+	}
 	if o.authKubernetes {
 		auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: api, CacheTTL: o.authCacheTTL, Logger: logger})
 		if err != nil {
@@ -165,6 +171,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		defer cancel()
 		return srv.Shutdown(shutdown)
 	}
+}
+
+// withPprof serves Go's profiles under /debug/pprof/ and the rest with h.
+func withPprof(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/", h)
+	return mux
 }
 
 // readiness is ready once the metrics served reflect a synced source.
