@@ -13,6 +13,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -158,6 +159,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	src.Run(ctx)
 	go renderer.Run(ctx, o.renderInterval)
+	go releaseStartupMemory(ctx, renderer.Ready)
 	logger.Info("starting "+name, "version", version.Info(), "build_context", version.BuildContext(), "namespace", o.namespace)
 
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
@@ -171,6 +173,25 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		defer cancel()
 		return srv.Shutdown(shutdown)
 	}
+}
+
+// releaseStartupMemory hands the pages of the initial lists back to the OS
+// once the first complete render is out. Those lists are the exporter's
+// largest allocation: every object as the API server sends it, before the
+// transforms trim it, all resources at once. Without this the Go runtime
+// keeps their pages until later collections and its background scavenger
+// release them, and the resident memory reads as if they were in use.
+func releaseStartupMemory(ctx context.Context, ready func() bool) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for !ready() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	debug.FreeOSMemory()
 }
 
 // withPprof serves Go's profiles under /debug/pprof/ and the rest with h.
