@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
@@ -256,5 +257,33 @@ func TestWatchRecoveryMarksAvailable(t *testing.T) {
 	}
 	if st := s.Status()[0]; !st.Available {
 		t.Errorf("a watch that started did not mark the resource available: %+v", st)
+	}
+}
+
+// TestListsOneAtATimeAndTrimmed: the informers' first lists, the memory
+// peak, never overlap, and what a list hands the informer is trimmed.
+func TestListsOneAtATimeAndTrimmed(t *testing.T) {
+	var inFlight, most atomic.Int32
+	c := faulty{Backend: clientsFor(t, fstest.MapFS{"node.yaml": {Data: []byte(node)}, "mosc.yaml": {Data: []byte(mosc)}}), list: func(Resource) error {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(5 * time.Millisecond)
+		return nil
+	}}
+	s := start(t, c, nil)
+	waitReady(t, s)
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d lists in flight at once, want 1", m)
+	}
+	i := slices.IndexFunc(s.watched, func(w *watched) bool { return w.Name == "nodes" })
+	list, err := s.listWatch(s.watched[i]).(*cache.ListWatch).ListWithContext(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := list.(*metav1.PartialObjectMetadataList).Items[0]
+	if len(n.ManagedFields) != 0 || n.Annotations["k8s.ovn.org/node-subnets"] != "" {
+		t.Errorf("listed node not trimmed: %+v", n.ObjectMeta)
 	}
 }
