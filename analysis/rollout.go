@@ -139,6 +139,15 @@ var phaseStep = func() map[string]int {
 	return m
 }()
 
+// MCNFailureConditions are the MachineConfigNode conditions whose reason
+// and message nodeFailure reads. Of the others only the type and status
+// are read (updatePhase), and the source keeps no more of them.
+var MCNFailureConditions = []string{
+	string(mcfgv1.MachineConfigNodeNodeDegraded),
+	string(mcfgv1.MachineConfigNodeImagePulledFromRegistry),
+	string(mcfgv1.MachineConfigNodeUpdateOS),
+}
+
 // Reasons and message prefixes the MCO writes on MachineConfigNode
 // conditions (reference §5.3).
 const (

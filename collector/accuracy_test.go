@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
@@ -250,6 +252,25 @@ func workerPool(cases []realCase, idx []int) *mcfgv1.MachineConfigPool {
 	return p
 }
 
+// setKind gives a typed object built in Go the apiVersion and kind a
+// snapshot document carries, which the offline source files it under.
+func setKind(o runtime.Object) {
+	var gv schema.GroupVersion
+	switch o.(type) {
+	case *configv1.ClusterOperator:
+		gv = configv1.GroupVersion
+	case *mcfgv1.MachineOSBuild, *mcfgv1.MachineConfigNode, *mcfgv1.MachineConfigPool, *mcfgv1.MachineOSConfig:
+		gv = mcfgv1.GroupVersion
+	case *batchv1.Job:
+		gv = batchv1.SchemeGroupVersion
+	case *corev1.Pod, *corev1.Event:
+		gv = corev1.SchemeGroupVersion
+	default:
+		return // set where it is built
+	}
+	o.GetObjectKind().SetGroupVersionKind(gv.WithKind(reflect.TypeOf(o).Elem().Name()))
+}
+
 // measured is what the metrics say of one case.
 type measured struct {
 	class   classify.Class
@@ -262,6 +283,9 @@ type measured struct {
 func scrapeCases(t *testing.T, objs []runtime.Object, cases []realCase, idx []int) map[int]measured {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
+	for _, o := range objs {
+		setKind(o)
+	}
 	reg.MustRegister(New(sourcetest.FromObjects(t, objs), DefaultOptions))
 	families, err := reg.Gather()
 	if err != nil {

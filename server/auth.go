@@ -16,8 +16,6 @@ import (
 	"golang.org/x/sync/singleflight"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Defaults of the Kubernetes authentication of scrapes.
@@ -37,10 +35,17 @@ const (
 // carries no credentials.
 var PublicPaths = []string{"/healthz", "/readyz"}
 
+// Reviewer is the part of the Kubernetes API that KubernetesAuth calls
+// (kubeapi.Client live).
+type Reviewer interface {
+	CreateTokenReview(ctx context.Context, tr *authnv1.TokenReview) (*authnv1.TokenReview, error)
+	CreateSubjectAccessReview(ctx context.Context, sar *authzv1.SubjectAccessReview) (*authzv1.SubjectAccessReview, error)
+}
+
 // KubernetesAuthConfig configures KubernetesAuth.
 type KubernetesAuthConfig struct {
 	// Client reviews tokens (TokenReview) and access (SubjectAccessReview).
-	Client kubernetes.Interface
+	Client Reviewer
 	// CacheTTL is how long a decision is reused; 0 means DefaultAuthCacheTTL.
 	CacheTTL time.Duration
 	// CacheSize bounds the cached decisions; 0 means DefaultAuthCacheSize.
@@ -58,7 +63,7 @@ type KubernetesAuthConfig struct {
 // unreachable: 500, not cached. Decisions are cached for a short time under
 // a SHA-256 hash of the token: the token itself is neither kept nor logged.
 type KubernetesAuth struct {
-	client kubernetes.Interface
+	client Reviewer
 	logger *slog.Logger
 	now    func() time.Time
 	ttl    time.Duration
@@ -171,8 +176,8 @@ func (a *KubernetesAuth) decide(ctx context.Context, key decisionKey, token stri
 }
 
 func (a *KubernetesAuth) review(ctx context.Context, token, verb, path string) (decision, error) {
-	tr, err := a.client.AuthenticationV1().TokenReviews().Create(ctx,
-		&authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	tr, err := a.client.CreateTokenReview(ctx,
+		&authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}})
 	if err != nil {
 		return decision{}, fmt.Errorf("tokenreview: %w", err)
 	}
@@ -184,12 +189,12 @@ func (a *KubernetesAuth) review(ctx context.Context, token, verb, path string) (
 	for k, v := range u.Extra {
 		extra[k] = authzv1.ExtraValue(v)
 	}
-	sar, err := a.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{
+	sar, err := a.client.CreateSubjectAccessReview(ctx, &authzv1.SubjectAccessReview{
 		Spec: authzv1.SubjectAccessReviewSpec{
 			User: u.Username, UID: u.UID, Groups: u.Groups, Extra: extra,
 			NonResourceAttributes: &authzv1.NonResourceAttributes{Path: path, Verb: verb},
 		},
-	}, metav1.CreateOptions{})
+	})
 	if err != nil {
 		return decision{}, fmt.Errorf("subjectaccessreview for %q: %w", u.Username, err)
 	}

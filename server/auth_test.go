@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,7 +16,9 @@ import (
 
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -44,6 +47,17 @@ func newFakeCluster() *fakeCluster {
 		},
 		allowed: map[string]bool{"system:serviceaccount:openshift-monitoring:prometheus-k8s get /metrics": true},
 	}
+}
+
+// clientset adapts a client-go clientset, here the fake one, to Reviewer.
+type clientset struct{ kubernetes.Interface }
+
+func (c clientset) CreateTokenReview(ctx context.Context, tr *authnv1.TokenReview) (*authnv1.TokenReview, error) {
+	return c.AuthenticationV1().TokenReviews().Create(ctx, tr, metav1.CreateOptions{})
+}
+
+func (c clientset) CreateSubjectAccessReview(ctx context.Context, sar *authzv1.SubjectAccessReview) (*authzv1.SubjectAccessReview, error) {
+	return c.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 }
 
 func (f *fakeCluster) client() *fake.Clientset {
@@ -106,7 +120,7 @@ func newAuthFixture(t *testing.T, size int) *authFixture {
 	t.Helper()
 	fx := &authFixture{cluster: newFakeCluster(), clock: &clock{t: time.Unix(1_700_000_000, 0)}, logs: &bytes.Buffer{}}
 	auth, err := NewKubernetesAuth(KubernetesAuthConfig{
-		Client: fx.cluster.client(), CacheTTL: time.Minute, CacheSize: size, Now: fx.clock.now,
+		Client: clientset{fx.cluster.client()}, CacheTTL: time.Minute, CacheSize: size, Now: fx.clock.now,
 		Logger: slog.New(slog.NewTextHandler(fx.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
@@ -281,7 +295,7 @@ func TestKubernetesAuthSharesConcurrentReviews(t *testing.T) {
 		<-release
 		return false, nil, nil
 	})
-	a, err := NewKubernetesAuth(KubernetesAuthConfig{Client: client})
+	a, err := NewKubernetesAuth(KubernetesAuthConfig{Client: clientset{client}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +333,7 @@ func TestNewKubernetesAuthRejectsBadConfig(t *testing.T) {
 	if _, err := NewKubernetesAuth(KubernetesAuthConfig{}); err == nil {
 		t.Error("no client: want an error")
 	}
-	if _, err := NewKubernetesAuth(KubernetesAuthConfig{Client: fake.NewClientset(), CacheTTL: -time.Second}); err == nil {
+	if _, err := NewKubernetesAuth(KubernetesAuthConfig{Client: clientset{fake.NewClientset()}, CacheTTL: -time.Second}); err == nil {
 		t.Error("negative TTL: want an error")
 	}
 }

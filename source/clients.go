@@ -1,27 +1,21 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
-	configclient "github.com/openshift/client-go/config/clientset/versioned"
-	mcfgclient "github.com/openshift/client-go/machineconfiguration/clientset/versioned"
-	"k8s.io/client-go/kubernetes"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-)
 
-// Clients are the API clients the informers list and watch through. Live
-// they talk to a kube-apiserver; offline they are fakes loaded from a
-// snapshot, so everything after this point is the same code.
-type Clients struct {
-	Kube          kubernetes.Interface
-	Metadata      metadata.Interface
-	MachineConfig mcfgclient.Interface
-	Config        configclient.Interface
-}
+	"github.com/ocl-exporter/ocl_exporter/kubeapi"
+)
 
 // RESTConfig finds the cluster to talk to: an explicit kubeconfig file, else
 // the in-cluster service account, else $KUBECONFIG or ~/.kube/config.
@@ -61,30 +55,57 @@ func anyFileExists(paths []string) bool {
 	return false
 }
 
-// NewClients builds live clients. Built-in kinds are read as protobuf, which
-// costs the API server and the exporter less than JSON; CRDs only speak JSON.
-func NewClients(cfg *rest.Config, userAgent string) (*Clients, error) {
-	cfg = rest.CopyConfig(cfg)
-	cfg.UserAgent = userAgent
-	proto := rest.CopyConfig(cfg)
-	proto.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	proto.ContentType = "application/vnd.kubernetes.protobuf"
+// Backend lists and watches the watched resources for the informers: the
+// API server live (Clients), a loaded snapshot offline (Memory). Everything
+// after it, informers, transforms and the view, is the same code.
+type Backend interface {
+	List(ctx context.Context, r Resource, namespace string, o metav1.ListOptions) (runtime.Object, error)
+	Watch(ctx context.Context, r Resource, namespace string, o metav1.ListOptions) (watch.Interface, error)
+}
 
-	kube, err := kubernetes.NewForConfig(proto)
+// Clients is the live Backend: typed resources through the REST client of
+// their group, metadata-only resources through the metadata API.
+type Clients struct {
+	api  *kubeapi.Client
+	meta metadata.Interface
+}
+
+// NewClients builds the live backend on api.
+func NewClients(api *kubeapi.Client) (*Clients, error) {
+	meta, err := api.Metadata()
 	if err != nil {
-		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
+		return nil, err
 	}
-	meta, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("creating the metadata client: %w", err)
+	return &Clients{api: api, meta: meta}, nil
+}
+
+// List lists r in namespace ("" for cluster-scoped resources).
+func (c *Clients) List(ctx context.Context, r Resource, namespace string, o metav1.ListOptions) (runtime.Object, error) {
+	if r.MetadataOnly {
+		return c.meta.Resource(r.GVR).Namespace(namespace).List(ctx, o)
 	}
-	mcfg, err := mcfgclient.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("creating the machineconfiguration client: %w", err)
+	out := r.newList()
+	err := c.request(r, namespace, &o).Do(ctx).Into(out)
+	return out, err
+}
+
+// Watch watches r in namespace ("" for cluster-scoped resources).
+func (c *Clients) Watch(ctx context.Context, r Resource, namespace string, o metav1.ListOptions) (watch.Interface, error) {
+	if r.MetadataOnly {
+		return c.meta.Resource(r.GVR).Namespace(namespace).Watch(ctx, o)
 	}
-	conf, err := configclient.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("creating the config.openshift.io client: %w", err)
+	o.Watch = true
+	var timeout time.Duration
+	if o.TimeoutSeconds != nil {
+		timeout = time.Duration(*o.TimeoutSeconds) * time.Second
 	}
-	return &Clients{Kube: kube, Metadata: meta, MachineConfig: mcfg, Config: conf}, nil
+	return c.request(r, namespace, &o).Timeout(timeout).Watch(ctx)
+}
+
+// request is the GET a generated typed client sends for a list or watch.
+func (c *Clients) request(r Resource, namespace string, o *metav1.ListOptions) *rest.Request {
+	return c.api.REST(r.GVR.GroupVersion()).Get().
+		NamespaceIfScoped(namespace, namespace != "").
+		Resource(r.GVR.Resource).
+		VersionedParams(o, kubeapi.ParameterCodec)
 }

@@ -1,18 +1,16 @@
 package source
 
 import (
-	"context"
+	"reflect"
 
 	configv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	mcfgv1client "github.com/openshift/client-go/machineconfiguration/clientset/versioned/typed/machineconfiguration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 )
@@ -39,6 +37,8 @@ type Resource struct {
 	// Name is the resource as RBAC spells it: "plural" or "plural.group".
 	Name string
 	GVR  schema.GroupVersionResource
+	// Kind is the kind of its objects.
+	Kind string
 	// Namespaced resources are watched in the MCO namespace only.
 	Namespaced bool
 	// MetadataOnly resources are read through the metadata API: the
@@ -49,10 +49,9 @@ type Resource struct {
 	FieldSelector string
 
 	newObject func() runtime.Object
+	newList   func() runtime.Object
 	// store puts the informer's items into their field of the view.
 	store func(c *analysis.Cluster, items []any)
-	list  func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (runtime.Object, error)
-	watch func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (watch.Interface, error)
 }
 
 func gvr(group, version, resource string) schema.GroupVersionResource {
@@ -61,90 +60,63 @@ func gvr(group, version, resource string) schema.GroupVersionResource {
 
 // Resources returns the watched resources in a stable order.
 func Resources() []Resource {
-	mcfg := func(c *Clients) mcfgv1client.MachineconfigurationV1Interface {
-		return c.MachineConfig.MachineconfigurationV1()
-	}
 	return []Resource{
 		typed("machineosconfigs.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineosconfigs"), false,
 			func(c *analysis.Cluster) *[]*mcfgv1.MachineOSConfig { return &c.MachineOSConfigs },
-			func(c *Clients, _ string) listWatcher[*mcfgv1.MachineOSConfigList] { return mcfg(c).MachineOSConfigs() }),
+			func() runtime.Object { return &mcfgv1.MachineOSConfigList{} }),
 		typed("machineosbuilds.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineosbuilds"), false,
 			func(c *analysis.Cluster) *[]*mcfgv1.MachineOSBuild { return &c.MachineOSBuilds },
-			func(c *Clients, _ string) listWatcher[*mcfgv1.MachineOSBuildList] { return mcfg(c).MachineOSBuilds() }),
+			func() runtime.Object { return &mcfgv1.MachineOSBuildList{} }),
 		typed("machineconfigpools.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfigpools"), false,
 			func(c *analysis.Cluster) *[]*mcfgv1.MachineConfigPool { return &c.MachineConfigPools },
-			func(c *Clients, _ string) listWatcher[*mcfgv1.MachineConfigPoolList] {
-				return mcfg(c).MachineConfigPools()
-			}),
+			func() runtime.Object { return &mcfgv1.MachineConfigPoolList{} }),
 		typed("machineconfignodes.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfignodes"), false,
 			func(c *analysis.Cluster) *[]*mcfgv1.MachineConfigNode { return &c.MachineConfigNodes },
-			func(c *Clients, _ string) listWatcher[*mcfgv1.MachineConfigNodeList] {
-				return mcfg(c).MachineConfigNodes()
-			}),
+			func() runtime.Object { return &mcfgv1.MachineConfigNodeList{} }),
 		withFieldSelector("metadata.name="+ClusterOperatorName, typed("clusteroperators.config.openshift.io", configv1.GroupVersion.WithResource("clusteroperators"), false,
 			func(c *analysis.Cluster) *[]*configv1.ClusterOperator { return &c.ClusterOperators },
-			func(c *Clients, _ string) listWatcher[*configv1.ClusterOperatorList] {
-				return c.Config.ConfigV1().ClusterOperators()
-			})),
-		metadataOnly("nodes", gvr("", "v1", "nodes"), false, "", func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.Nodes }),
-		metadataOnly("machineconfigs.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfigs"), false, "",
+			func() runtime.Object { return &configv1.ClusterOperatorList{} })),
+		metadataOnly("nodes", gvr("", "v1", "nodes"), "Node", false, "", func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.Nodes }),
+		metadataOnly("machineconfigs.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfigs"), "MachineConfig", false, "",
 			func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.MachineConfigs }),
-		metadataOnly("secrets", gvr("", "v1", "secrets"), true, "", func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.Secrets }),
-		metadataOnly("configmaps", gvr("", "v1", "configmaps"), true, LabelOnClusterLayering,
+		metadataOnly("secrets", gvr("", "v1", "secrets"), "Secret", true, "", func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.Secrets }),
+		metadataOnly("configmaps", gvr("", "v1", "configmaps"), "ConfigMap", true, LabelOnClusterLayering,
 			func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.ConfigMaps }),
 		withLabelSelector(LabelOnClusterLayering, typed("jobs.batch", gvr("batch", "v1", "jobs"), true,
 			func(c *analysis.Cluster) *[]*batchv1.Job { return &c.Jobs },
-			func(c *Clients, ns string) listWatcher[*batchv1.JobList] { return c.Kube.BatchV1().Jobs(ns) })),
+			func() runtime.Object { return &batchv1.JobList{} })),
 		withLabelSelector(LabelJobName, typed("pods", gvr("", "v1", "pods"), true,
 			func(c *analysis.Cluster) *[]*corev1.Pod { return &c.Pods },
-			func(c *Clients, ns string) listWatcher[*corev1.PodList] { return c.Kube.CoreV1().Pods(ns) })),
+			func() runtime.Object { return &corev1.PodList{} })),
 		withFieldSelector("metadata.name="+BuilderDeploymentName, typed("deployments.apps", gvr("apps", "v1", "deployments"), true,
 			func(c *analysis.Cluster) *[]*appsv1.Deployment { return &c.Deployments },
-			func(c *Clients, ns string) listWatcher[*appsv1.DeploymentList] {
-				return c.Kube.AppsV1().Deployments(ns)
-			})),
+			func() runtime.Object { return &appsv1.DeploymentList{} })),
 		withFieldSelector("type="+corev1.EventTypeWarning, typed("events", gvr("", "v1", "events"), true,
 			func(c *analysis.Cluster) *[]*corev1.Event { return &c.Events },
-			func(c *Clients, ns string) listWatcher[*corev1.EventList] { return c.Kube.CoreV1().Events(ns) })),
+			func() runtime.Object { return &corev1.EventList{} })),
 	}
 }
 
-// listWatcher is what every generated typed client offers.
-type listWatcher[L runtime.Object] interface {
-	List(ctx context.Context, o metav1.ListOptions) (L, error)
-	Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error)
-}
-
-// typed watches the kind T (a pointer to E) through its typed client and
-// stores it in the view's field.
+// typed watches the kind T (a pointer to E, whose type name is the kind, as
+// in every generated API package) and stores it in the view's field.
 func typed[E any, T interface {
 	*E
 	runtime.Object
-}, L runtime.Object](name string, r schema.GroupVersionResource, namespaced bool, field func(*analysis.Cluster) *[]T, client func(c *Clients, ns string) listWatcher[L]) Resource {
+}](name string, r schema.GroupVersionResource, namespaced bool, field func(*analysis.Cluster) *[]T, newList func() runtime.Object) Resource {
 	return Resource{
-		Name: name, GVR: r, Namespaced: namespaced,
+		Name: name, GVR: r, Kind: reflect.TypeFor[E]().Name(), Namespaced: namespaced,
 		newObject: func() runtime.Object { return T(new(E)) },
+		newList:   newList,
 		store:     storeIn(field),
-		list: func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return client(c, ns).List(ctx, o)
-		},
-		watch: func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (watch.Interface, error) {
-			return client(c, ns).Watch(ctx, o)
-		},
 	}
 }
 
-func metadataOnly(name string, r schema.GroupVersionResource, namespaced bool, labelSelector string, field func(*analysis.Cluster) *[]*metav1.PartialObjectMetadata) Resource {
+func metadataOnly(name string, r schema.GroupVersionResource, kind string, namespaced bool, labelSelector string, field func(*analysis.Cluster) *[]*metav1.PartialObjectMetadata) Resource {
 	return Resource{
-		Name: name, GVR: r, Namespaced: namespaced, MetadataOnly: true, LabelSelector: labelSelector,
+		Name: name, GVR: r, Kind: kind, Namespaced: namespaced, MetadataOnly: true, LabelSelector: labelSelector,
 		newObject: func() runtime.Object { return &metav1.PartialObjectMetadata{} },
+		newList:   func() runtime.Object { return &metav1.PartialObjectMetadataList{} },
 		store:     storeIn(field),
-		list: func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.Metadata.Resource(r).Namespace(ns).List(ctx, o)
-		},
-		watch: func(ctx context.Context, c *Clients, ns string, o metav1.ListOptions) (watch.Interface, error) {
-			return c.Metadata.Resource(r).Namespace(ns).Watch(ctx, o)
-		},
 	}
 }
 

@@ -14,8 +14,6 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	configfake "github.com/openshift/client-go/config/clientset/versioned/fake"
-	mcfgfake "github.com/openshift/client-go/machineconfiguration/clientset/versioned/fake"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,8 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	kubefake "k8s.io/client-go/kubernetes/fake"
-	metadatafake "k8s.io/client-go/metadata/fake"
 )
 
 // kind describes how a snapshot document of one group and kind is loaded.
@@ -54,8 +50,8 @@ var kinds = map[schema.GroupKind]kind{
 	{Group: "apps", Kind: "Deployment"}:                  {version: "v1", namespaced: true, new: func() runtime.Object { return &appsv1.Deployment{} }},
 }
 
-// OpenSnapshot loads a snapshot file or directory tree into fake clients.
-func OpenSnapshot(p string, logger *slog.Logger) (*Clients, error) {
+// OpenSnapshot loads a snapshot file or directory tree into memory.
+func OpenSnapshot(p string, logger *slog.Logger) (*Memory, error) {
 	info, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("reading snapshot: %w", err)
@@ -68,7 +64,7 @@ func OpenSnapshot(p string, logger *slog.Logger) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", p, err)
 	}
-	return FakeClients(objs)
+	return NewMemory(objs)
 }
 
 // Load reads every .yaml, .yml and .json file at or under root: single
@@ -214,32 +210,4 @@ func convertDocument(u *unstructured.Unstructured, logger *slog.Logger, older *o
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return []runtime.Object{obj}, nil
-}
-
-// FakeClients serves objects through the same client interfaces the live
-// source uses, so offline runs share the informer path.
-func FakeClients(objs []runtime.Object) (*Clients, error) {
-	var kube, mcfg, conf, meta []runtime.Object
-	for _, o := range objs {
-		switch o.(type) {
-		case *metav1.PartialObjectMetadata:
-			meta = append(meta, o)
-		case *mcfgv1.MachineOSConfig, *mcfgv1.MachineOSBuild, *mcfgv1.MachineConfigPool, *mcfgv1.MachineConfigNode:
-			mcfg = append(mcfg, o)
-		case *configv1.ClusterOperator:
-			conf = append(conf, o)
-		default:
-			kube = append(kube, o)
-		}
-	}
-	scheme := runtime.NewScheme()
-	if err := metav1.AddMetaToScheme(scheme); err != nil {
-		return nil, err
-	}
-	return &Clients{
-		Kube:          kubefake.NewClientset(kube...),
-		Metadata:      metadatafake.NewSimpleMetadataClient(scheme, meta...),
-		MachineConfig: mcfgfake.NewClientset(mcfg...),
-		Config:        configfake.NewClientset(conf...),
-	}, nil
 }

@@ -1,7 +1,8 @@
 // Package source keeps one read-only, continuously updated view of the OCL
 // objects: live through client-go informers, or offline from a snapshot
-// loaded into fake clientsets, so that everything downstream runs the same
-// code either way. It makes no API call when the view is read.
+// held in memory and fed to the same informers, so that everything
+// downstream runs the same code either way. It makes no API call when the
+// view is read.
 package source
 
 import (
@@ -13,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -25,9 +27,11 @@ import (
 type Source struct {
 	namespace string
 	logger    *slog.Logger
-	clients   *Clients
+	backend   Backend
 	watched   []*watched
 	metrics   *metrics
+	// listing holds a token while a list is in flight.
+	listing chan struct{}
 	// generation counts changes to the view: object events and changes of
 	// a resource's availability. Readers re-render only when it moves.
 	generation atomic.Uint64
@@ -39,10 +43,11 @@ type watched struct {
 	status   status
 }
 
-// New prepares informers for every resource in Resources(). Nothing is
-// listed until Run. Its list and watch counters go to reg.
-func New(clients *Clients, namespace string, logger *slog.Logger, reg prometheus.Registerer) *Source {
-	s := &Source{namespace: namespace, logger: logger, clients: clients, metrics: newMetrics(reg)}
+// New prepares informers for every resource in Resources(), listed and
+// watched through backend. Nothing is listed until Run. Its list and watch
+// counters go to reg.
+func New(backend Backend, namespace string, logger *slog.Logger, reg prometheus.Registerer) *Source {
+	s := &Source{namespace: namespace, logger: logger, backend: backend, metrics: newMetrics(reg), listing: make(chan struct{}, 1)}
 	for _, r := range Resources() {
 		w := &watched{Resource: r}
 		w.informer = cache.NewSharedIndexInformerWithOptions(s.listWatch(w), r.newObject(), cache.SharedIndexInformerOptions{
@@ -90,13 +95,13 @@ func (s *Source) listWatch(w *watched) cache.ListerWatcher {
 	}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			obj, err := w.list(ctx, s.clients, ns, narrow(o))
+			obj, err := s.list(ctx, w, ns, narrow(o))
 			s.metrics.count(s.metrics.lists, w.Name, err)
 			s.observe(w, err)
 			return obj, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			wi, err := w.watch(ctx, s.clients, ns, narrow(o))
+			wi, err := s.backend.Watch(ctx, w.Resource, ns, narrow(o))
 			s.metrics.count(s.metrics.watches, w.Name, err)
 			// After an outage the reflector resumes its watch from the last
 			// resourceVersion without listing again: a watch that starts is
@@ -105,6 +110,38 @@ func (s *Source) listWatch(w *watched) cache.ListerWatcher {
 			return wi, err
 		},
 	}
+}
+
+// listWait bounds how long a list waits for another to finish.
+const listWait = 10 * time.Second
+
+// list lists one resource and trims its items, one list at a time. A list
+// arrives whole and untrimmed (managedFields, every annotation), and all
+// informers start together: listed at once, every node and
+// MachineConfigNode would exist untrimmed at the same moment, the
+// exporter's memory peak. The informer trims again; trimming is idempotent.
+// A list that waited listWait for its turn goes ahead anyway, so a list the
+// API server is slow to answer cannot hold up the others.
+func (s *Source) list(ctx context.Context, w *watched, ns string, o metav1.ListOptions) (runtime.Object, error) {
+	wait := time.NewTimer(listWait)
+	defer wait.Stop()
+	select {
+	case s.listing <- struct{}{}:
+		defer func() { <-s.listing }()
+	case <-wait.C:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	obj, err := s.backend.List(ctx, w.Resource, ns, o)
+	if err != nil {
+		return nil, err
+	}
+	trim := transformFor(w.Resource)
+	err = meta.EachListItem(obj, func(item runtime.Object) error {
+		_, err := trim(item)
+		return err
+	})
+	return obj, err
 }
 
 // Generation moves whenever the view or a resource's availability changes.

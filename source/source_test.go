@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
 
-	mcfgfake "github.com/openshift/client-go/machineconfiguration/clientset/versioned/fake"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
@@ -18,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	kubefake "k8s.io/client-go/kubernetes/fake"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -36,20 +34,46 @@ metadata:
     operation: Update
 `
 
-func clientsFor(t *testing.T, files fstest.MapFS) *Clients {
+func clientsFor(t *testing.T, files fstest.MapFS) *Memory {
 	t.Helper()
 	objs, err := Load(files, ".", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := FakeClients(objs)
+	m, err := NewMemory(objs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return m
 }
 
-func start(t *testing.T, c *Clients, reg prometheus.Registerer) *Source {
+// faulty is a backend whose calls a test may fail or replace, resource by
+// resource; nil functions, or (nil, nil) from watch, defer to Backend.
+type faulty struct {
+	Backend
+	list  func(r Resource) error
+	watch func(r Resource) (watch.Interface, error)
+}
+
+func (f faulty) List(ctx context.Context, r Resource, ns string, o metav1.ListOptions) (runtime.Object, error) {
+	if f.list != nil {
+		if err := f.list(r); err != nil {
+			return nil, err
+		}
+	}
+	return f.Backend.List(ctx, r, ns, o)
+}
+
+func (f faulty) Watch(ctx context.Context, r Resource, ns string, o metav1.ListOptions) (watch.Interface, error) {
+	if f.watch != nil {
+		if w, err := f.watch(r); w != nil || err != nil {
+			return w, err
+		}
+	}
+	return f.Backend.Watch(ctx, r, ns, o)
+}
+
+func start(t *testing.T, c Backend, reg prometheus.Registerer) *Source {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -101,16 +125,16 @@ func TestOfflineSourceSyncsAndTrims(t *testing.T) {
 	}
 }
 
-func fail(err error) clienttesting.ReactionFunc {
-	return func(clienttesting.Action) (bool, runtime.Object, error) { return true, nil, err }
-}
-
 func TestMissingAndForbiddenResourcesAreReportedNotFatal(t *testing.T) {
-	c := clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}})
-	c.MachineConfig.(*mcfgfake.Clientset).PrependReactor("list", "machineosbuilds",
-		fail(apierrors.NewNotFound(schema.GroupResource{Group: "machineconfiguration.openshift.io", Resource: "machineosbuilds"}, "")))
-	c.Kube.(*kubefake.Clientset).PrependReactor("list", "pods",
-		fail(apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("RBAC: access denied"))))
+	c := faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), list: func(r Resource) error {
+		switch r.Name {
+		case "machineosbuilds.machineconfiguration.openshift.io":
+			return apierrors.NewNotFound(schema.GroupResource{Group: "machineconfiguration.openshift.io", Resource: "machineosbuilds"}, "")
+		case "pods":
+			return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("RBAC: access denied"))
+		}
+		return nil
+	}}
 	reg := prometheus.NewPedanticRegistry()
 	s := start(t, c, reg)
 	waitReady(t, s)
@@ -138,15 +162,14 @@ func TestMissingAndForbiddenResourcesAreReportedNotFatal(t *testing.T) {
 }
 
 func TestUnreachableIsNotReadyUntilItRecovers(t *testing.T) {
-	c := clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}})
 	var down atomic.Bool
 	down.Store(true)
-	c.MachineConfig.(*mcfgfake.Clientset).PrependReactor("list", "machineosconfigs", func(clienttesting.Action) (bool, runtime.Object, error) {
-		if down.Load() {
-			return true, nil, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+	c := faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), list: func(r Resource) error {
+		if r.Name == "machineosconfigs.machineconfiguration.openshift.io" && down.Load() {
+			return errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
 		}
-		return false, nil, nil
-	})
+		return nil
+	}}
 	s := start(t, c, nil)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -188,16 +211,19 @@ func TestOnlyMeaningfulUpdatesMoveTheGeneration(t *testing.T) {
 }
 
 func TestGenerationMovesWithTheView(t *testing.T) {
-	s := start(t, clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), nil)
+	events := watch.NewFake()
+	s := start(t, faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), watch: func(r Resource) (watch.Interface, error) {
+		if r.Name == "machineosconfigs.machineconfiguration.openshift.io" {
+			return events, nil
+		}
+		return nil, nil
+	}}, nil)
 	waitReady(t, s)
 	before := s.Generation()
 	if before == 0 {
 		t.Fatal("loading objects did not move the generation")
 	}
-	err := s.clients.MachineConfig.MachineconfigurationV1().MachineOSConfigs().Delete(context.Background(), "infra", metav1.DeleteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	events.Delete(s.Cluster(time.Now()).MachineOSConfigs[0])
 	deadline := time.Now().Add(5 * time.Second)
 	for s.Generation() == before {
 		if time.Now().After(deadline) {
@@ -211,16 +237,13 @@ func TestGenerationMovesWithTheView(t *testing.T) {
 // its watch without listing; that watch starting must mark the resource
 // available again (found by the integration suite on a restarted API server).
 func TestWatchRecoveryMarksAvailable(t *testing.T) {
-	c := clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}})
-	fake := c.MachineConfig.(*mcfgfake.Clientset)
 	var down atomic.Bool
-	fake.PrependWatchReactor("machineosconfigs", func(clienttesting.Action) (bool, watch.Interface, error) {
-		if down.Load() {
-			return true, nil, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+	s := start(t, faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), watch: func(r Resource) (watch.Interface, error) {
+		if r.Name == "machineosconfigs.machineconfiguration.openshift.io" && down.Load() {
+			return nil, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
 		}
-		return false, nil, nil
-	})
-	s := start(t, c, nil)
+		return nil, nil
+	}}, nil)
 	waitReady(t, s)
 	w := s.watched[0]
 	down.Store(true)
@@ -234,5 +257,33 @@ func TestWatchRecoveryMarksAvailable(t *testing.T) {
 	}
 	if st := s.Status()[0]; !st.Available {
 		t.Errorf("a watch that started did not mark the resource available: %+v", st)
+	}
+}
+
+// TestListsOneAtATimeAndTrimmed: the informers' first lists, the memory
+// peak, never overlap, and what a list hands the informer is trimmed.
+func TestListsOneAtATimeAndTrimmed(t *testing.T) {
+	var inFlight, most atomic.Int32
+	c := faulty{Backend: clientsFor(t, fstest.MapFS{"node.yaml": {Data: []byte(node)}, "mosc.yaml": {Data: []byte(mosc)}}), list: func(Resource) error {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(5 * time.Millisecond)
+		return nil
+	}}
+	s := start(t, c, nil)
+	waitReady(t, s)
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d lists in flight at once, want 1", m)
+	}
+	i := slices.IndexFunc(s.watched, func(w *watched) bool { return w.Name == "nodes" })
+	list, err := s.listWatch(s.watched[i]).(*cache.ListWatch).ListWithContext(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := list.(*metav1.PartialObjectMetadataList).Items[0]
+	if len(n.ManagedFields) != 0 || n.Annotations["k8s.ovn.org/node-subnets"] != "" {
+		t.Errorf("listed node not trimmed: %+v", n.ObjectMeta)
 	}
 }

@@ -1,12 +1,17 @@
 package source
 
 import (
+	"slices"
 	"strings"
+	"unique"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/ocl-exporter/ocl_exporter/analysis"
 )
 
 // mcoPrefix is the prefix of every MCO label and annotation on nodes.
@@ -22,6 +27,8 @@ func transformFor(r Resource) cache.TransformFunc {
 		switch o := obj.(type) {
 		case *metav1.PartialObjectMetadata:
 			trimMetadata(r.GVR.Resource, o)
+		case *mcfgv1.MachineConfigNode:
+			trimMachineConfigNode(o)
 		case *corev1.Pod:
 			trimPod(o)
 		case *batchv1.Job:
@@ -39,24 +46,56 @@ func trimMetadata(resource string, o *metav1.PartialObjectMetadata) {
 		// annotations.
 		o.Annotations = nil
 	case "nodes":
-		// Nodes carry large annotations (CSI, OVN, ...); only the MCO's
-		// matter here.
-		o.Annotations = keepPrefixed(o.Annotations, mcoPrefix)
+		// Per node, only what places it in a pool (its labels) and the
+		// MCO's annotations matter; nodes carry large annotations (CSI,
+		// OVN, ...). Most keys and values repeat from node to node and
+		// are kept once.
+		o.ObjectMeta = metav1.ObjectMeta{
+			Name: o.Name, ResourceVersion: o.ResourceVersion,
+			Labels:      interned(o.Labels, ""),
+			Annotations: interned(o.Annotations, mcoPrefix),
+		}
 	}
 	o.OwnerReferences = nil
 }
 
-func keepPrefixed(m map[string]string, prefix string) map[string]string {
+// interned copies the entries of m whose key starts with prefix, each key
+// and value kept once for the whole process.
+func interned(m map[string]string, prefix string) map[string]string {
 	var out map[string]string
 	for k, v := range m {
 		if strings.HasPrefix(k, prefix) {
 			if out == nil {
-				out = make(map[string]string)
+				out = make(map[string]string, len(m))
 			}
-			out[k] = v
+			out[intern(k)] = intern(v)
 		}
 	}
 	return out
+}
+
+func intern(s string) string { return unique.Make(s).Value() }
+
+// trimMachineConfigNode keeps the node's name and, of its conditions, the
+// type, status and transition time (the update phase and since when, which
+// diagnose reports) and only for
+// analysis.MCNFailureConditions the reason and message (the cause of a
+// failure): a MachineConfigNode has a dozen conditions, each with a
+// message, and there is one per node.
+func trimMachineConfigNode(m *mcfgv1.MachineConfigNode) {
+	conds := m.Status.Conditions
+	for i := range conds {
+		c := conds[i]
+		conds[i] = metav1.Condition{Type: intern(c.Type), Status: metav1.ConditionStatus(intern(string(c.Status))), LastTransitionTime: c.LastTransitionTime}
+		if slices.Contains(analysis.MCNFailureConditions, c.Type) {
+			conds[i].Reason, conds[i].Message = c.Reason, c.Message
+		}
+	}
+	*m = mcfgv1.MachineConfigNode{
+		TypeMeta:   m.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: m.Name, ResourceVersion: m.ResourceVersion},
+		Status:     mcfgv1.MachineConfigNodeStatus{Conditions: conds},
+	}
 }
 
 // trimPod keeps the status (where the cause of a failed build lives, image

@@ -176,11 +176,11 @@ func evaluationTime(o *options) (time.Time, error) {
 // --example), lists every resource once and returns when each has synced
 // or been reported unavailable. Live, it only lists and watches.
 func syncedSource(ctx context.Context, o *options, logger *slog.Logger) (*source.Source, error) {
-	clients, err := openClients(o, logger)
+	backend, _, err := openClients(o, logger)
 	if err != nil {
 		return nil, err
 	}
-	src := source.New(clients, o.namespace, logger, nil)
+	src := source.New(backend, o.namespace, logger, nil)
 	src.Run(ctx) // the informers stop with ctx, when the command ends
 	wait, done := context.WithTimeout(ctx, o.tool.syncTimeout)
 	defer done()

@@ -10,8 +10,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -27,6 +29,7 @@ import (
 
 	"github.com/ocl-exporter/ocl_exporter/collector"
 	"github.com/ocl-exporter/ocl_exporter/examples"
+	"github.com/ocl-exporter/ocl_exporter/kubeapi"
 	"github.com/ocl-exporter/ocl_exporter/server"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
@@ -51,7 +54,7 @@ func main() {
 
 type options struct {
 	kubeconfig, snapshot, namespace, metricsPath string
-	example                                      bool
+	example, pprof                               bool
 	maxRequests                                  int
 	renderInterval                               time.Duration
 	authKubernetes                               bool
@@ -84,6 +87,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		Default(server.DefaultAuthCacheTTL.String()).DurationVar(&o.authCacheTTL)
 	app.Flag("collector.render-interval", "How often the OCL metrics are re-rendered when the cluster changed; scrapes serve the latest render, so this bounds how far the metrics lag the cluster.").
 		Default("1s").DurationVar(&o.renderInterval)
+	app.Flag("web.enable-pprof", "Serve Go's profiles (heap, CPU, goroutines) under /debug/pprof/, behind the same TLS and auth as the metrics. Off by default.").
+		BoolVar(&o.pprof)
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	flag.AddFlags(app, o.log)
 	addCommands(app, &o.tool)
@@ -131,7 +136,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return fmt.Errorf("--web.config.file %q: %w", *o.web.WebConfigFile, err)
 		}
 	}
-	clients, err := openClients(o, logger)
+	backend, api, err := openClients(o, logger)
 	if err != nil {
 		return err
 	}
@@ -142,7 +147,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	src := source.New(clients, o.namespace, logger, reg)
+	src := source.New(backend, o.namespace, logger, reg)
 	renderer, err := collector.NewRenderer(collector.New(src, o.collector), src, logger)
 	if err != nil {
 		return err
@@ -156,8 +161,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.pprof {
+		handler = withPprof(handler)
+	}
 	if o.authKubernetes {
-		auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: clients.Kube, CacheTTL: o.authCacheTTL, Logger: logger})
+		auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: api, CacheTTL: o.authCacheTTL, Logger: logger})
 		if err != nil {
 			return err
 		}
@@ -166,6 +174,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	src.Run(ctx)
 	go renderer.Run(ctx, o.renderInterval)
+	go releaseStartupMemory(ctx, renderer.Ready)
 	logger.Info("starting "+name, "version", version.Info(), "build_context", version.BuildContext(), "namespace", o.namespace)
 
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
@@ -181,6 +190,37 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 }
 
+// releaseStartupMemory hands the pages of the initial lists back to the OS
+// once the first complete render is out. Those lists are the exporter's
+// largest allocation: every object as the API server sends it, before the
+// transforms trim it, all resources at once. Without this the Go runtime
+// keeps their pages until later collections and its background scavenger
+// release them, and the resident memory reads as if they were in use.
+func releaseStartupMemory(ctx context.Context, ready func() bool) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for !ready() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	debug.FreeOSMemory()
+}
+
+// withPprof serves Go's profiles under /debug/pprof/ and the rest with h.
+func withPprof(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/", h)
+	return mux
+}
+
 // readiness is ready once the metrics served reflect a synced source.
 type readiness struct {
 	*source.Source
@@ -189,23 +229,32 @@ type readiness struct {
 
 func (r readiness) Ready() bool { return r.renderer.Ready() }
 
-func openClients(o *options, logger *slog.Logger) (*source.Clients, error) {
+// openClients returns what the informers read through and, live, the API
+// client that also reviews scrape tokens (nil offline).
+func openClients(o *options, logger *slog.Logger) (source.Backend, *kubeapi.Client, error) {
 	switch {
 	case o.example:
 		objs, err := source.Load(examples.Snapshot, "snapshot", logger)
 		if err != nil {
-			return nil, fmt.Errorf("the built-in example snapshot: %w", err)
+			return nil, nil, fmt.Errorf("the built-in example snapshot: %w", err)
 		}
 		logger.Info("serving the built-in example snapshot")
-		return source.FakeClients(objs)
+		mem, err := source.NewMemory(objs)
+		return mem, nil, err
 	case o.snapshot != "":
 		logger.Info("reading a snapshot offline", "snapshot", o.snapshot)
-		return source.OpenSnapshot(o.snapshot, logger)
+		mem, err := source.OpenSnapshot(o.snapshot, logger)
+		return mem, nil, err
 	}
 	cfg, err := source.RESTConfig(o.kubeconfig)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	logger.Info("watching a cluster", "server", cfg.Host)
-	return source.NewClients(cfg, name+"/"+version.Version)
+	api, err := kubeapi.New(cfg, name+"/"+version.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	clients, err := source.NewClients(api)
+	return clients, api, err
 }

@@ -189,3 +189,16 @@ func TestDeploymentArgsParse(t *testing.T) {
 		t.Errorf("the Deployment must watch the cluster with --auth.kubernetes and a --web.config.file: %+v", o)
 	}
 }
+
+func TestPprofOnlyWhenEnabled(t *testing.T) {
+	if code, _ := get(t, startExporter(t, "--example")+"/debug/pprof/heap"); code != http.StatusNotFound {
+		t.Errorf("pprof off: /debug/pprof/heap answered %d, want 404", code)
+	}
+	base := startExporter(t, "--example", "--web.enable-pprof")
+	if code, body := get(t, base+"/debug/pprof/heap?debug=1"); code != http.StatusOK || !strings.Contains(body, "heap profile") {
+		t.Errorf("pprof on: /debug/pprof/heap answered %d %.80q", code, body)
+	}
+	if code, _ := get(t, base+"/metrics"); code != http.StatusOK {
+		t.Errorf("pprof on: /metrics answered %d", code)
+	}
+}

@@ -29,17 +29,17 @@ func Source(t testing.TB, dir string) *source.Source {
 	return FromObjects(t, objs)
 }
 
-// FromObjects serves objs through fake clients and the real informers, and
-// waits until they have synced.
+// FromObjects serves objs through the offline backend and the real
+// informers, and waits until they have synced.
 func FromObjects(t testing.TB, objs []runtime.Object) *source.Source {
 	t.Helper()
-	clients, err := source.FakeClients(objs)
+	mem, err := source.NewMemory(objs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	s := source.New(clients, source.DefaultNamespace, slog.New(slog.DiscardHandler), nil)
+	s := source.New(mem, source.DefaultNamespace, slog.New(slog.DiscardHandler), nil)
 	s.Run(ctx)
 	wait, done := context.WithTimeout(ctx, 30*time.Second)
 	defer done()

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ocl-exporter/ocl_exporter/collector"
+	"github.com/ocl-exporter/ocl_exporter/kubeapi"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
@@ -44,7 +45,11 @@ func TestHeapProfile(t *testing.T) {
 	var before runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	clients, err := source.NewClients(c.Admin, "ocl_exporter/heap")
+	api, err := kubeapi.New(c.Admin, "ocl_exporter/heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := source.NewClients(api)
 	if err != nil {
 		t.Fatal(err)
 	}

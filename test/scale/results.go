@@ -46,6 +46,9 @@ type Result struct {
 	// the scrapes (from the API server's audit log, by user agent).
 	StartupRequests int `json:"startup_requests"`
 	ScrapeRequests  int `json:"scrape_requests"`
+	// BinaryBytes is the size of the stripped binary measured (ours only:
+	// kube-state-metrics is built unstripped here).
+	BinaryBytes int64 `json:"binary_bytes,omitempty"`
 }
 
 // ReadResults reads a results file.
@@ -113,5 +116,33 @@ func Table(rs []Result) string {
 		fmt.Fprintf(&b, "| %d | %.1f× | %.1f× | %.1f× | %.1f× | %.1f× |\n", n,
 			k.RSSMiB/o.RSSMiB, k.AnonMiB/o.AnonMiB, k.ScrapeP99Ms/o.ScrapeP99Ms, k.CPUPerScrapeMs/o.CPUPerScrapeMs, float64(k.GzipBytes)/float64(o.GzipBytes))
 	}
+	growth(&b, rs)
+	if o := find(rs, Ours, sizes(rs)[0]); o != nil && o.BinaryBytes > 0 {
+		fmt.Fprintf(&b, "\nStripped %s binary: %.1f MB.\n", Ours, float64(o.BinaryBytes)/1e6)
+	}
 	return b.String()
+}
+
+// growth is what each exporter costs per node added, from each size to the
+// next: flat columns mean memory and time grow linearly with the cluster.
+func growth(b *strings.Builder, rs []Result) {
+	ns := sizes(rs)
+	if len(ns) < 2 {
+		return
+	}
+	b.WriteString("\n| Nodes | Exporter | RSS (KiB/node) | Anon RSS (KiB/node) | Peak RSS (KiB/node) | Scrape p99 (µs/node) | CPU/scrape (µs/node) | gzip (B/node) | Series/node |\n")
+	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, e := range []string{Ours, KSM} {
+		for i := 1; i < len(ns); i++ {
+			from, to := find(rs, e, ns[i-1]), find(rs, e, ns[i])
+			if from == nil || to == nil {
+				continue
+			}
+			d := float64(to.Nodes - from.Nodes)
+			fmt.Fprintf(b, "| %d → %d | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %.0f | %.1f |\n", from.Nodes, to.Nodes, e,
+				(to.RSSMiB-from.RSSMiB)*1024/d, (to.AnonMiB-from.AnonMiB)*1024/d, (to.PeakRSSMiB-from.PeakRSSMiB)*1024/d,
+				(to.ScrapeP99Ms-from.ScrapeP99Ms)*1000/d, (to.CPUPerScrapeMs-from.CPUPerScrapeMs)*1000/d,
+				float64(to.GzipBytes-from.GzipBytes)/d, float64(to.Series-from.Series)/d)
+		}
+	}
 }

@@ -145,6 +145,14 @@ func TestScale(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	bin, err := os.Stat(exporterBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bin.Size() > maxBinaryBytes {
+		t.Errorf("the stripped binary is %.1f MB, over %.0f MB: what does it link that it did not? (go tool nm -size -sort size on an unstripped build)",
+			float64(bin.Size())/1e6, float64(maxBinaryBytes)/1e6)
+	}
 
 	var results []Result
 	for _, nodes := range nodeCounts {
@@ -163,6 +171,9 @@ func TestScale(t *testing.T) {
 				t.Fatalf("%s at %d nodes: %v", s.name, nodes, err)
 			}
 			r.Objects = len(objs)
+			if s.name == Ours {
+				r.BinaryBytes = bin.Size()
+			}
 			t.Logf("%+v", r)
 			results = append(results, r)
 			if r.StartupRequests == 0 {
@@ -180,6 +191,11 @@ func TestScale(t *testing.T) {
 		}
 	}
 }
+
+// maxBinaryBytes bounds the stripped binary: 26 MB once it linked only the
+// API groups it reads, 75 MB with the generated clientsets
+// (cmd/ocl_exporter's TestBinaryLinksOnlyWhatItUses names the packages).
+const maxBinaryBytes = 40e6
 
 // settle is how long an exporter runs after it is ready before its memory
 // is read: past its first renders and the garbage collections they cause.

@@ -1,0 +1,67 @@
+package kubeapi
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	authzv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+)
+
+// TestReviewsRoundTrip sends a TokenReview and a SubjectAccessReview to a
+// server that decodes them as the API server does and answers in kind.
+func TestReviewsRoundTrip(t *testing.T) {
+	const protobuf = "application/vnd.kubernetes.protobuf"
+	info, _ := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), protobuf)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != protobuf {
+			t.Errorf("%s %s as %q, want a protobuf POST", r.Method, r.URL, r.Header.Get("Content-Type"))
+		}
+		body, _ := io.ReadAll(r.Body)
+		obj, _, err := Codecs.UniversalDeserializer().Decode(body, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out runtime.Object
+		switch o := obj.(type) {
+		case *authnv1.TokenReview:
+			if r.URL.Path != "/apis/authentication.k8s.io/v1/tokenreviews" {
+				t.Errorf("TokenReview sent to %s", r.URL.Path)
+			}
+			o.Status = authnv1.TokenReviewStatus{Authenticated: o.Spec.Token == "good", User: authnv1.UserInfo{Username: "prometheus"}}
+			out = o
+		case *authzv1.SubjectAccessReview:
+			if r.URL.Path != "/apis/authorization.k8s.io/v1/subjectaccessreviews" {
+				t.Errorf("SubjectAccessReview sent to %s", r.URL.Path)
+			}
+			o.Status.Allowed = o.Spec.User == "prometheus" && o.Spec.NonResourceAttributes.Path == "/metrics"
+			out = o
+		}
+		b, err := runtime.Encode(Codecs.EncoderForVersion(info.Serializer, obj.GetObjectKind().GroupVersionKind().GroupVersion()), out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Header().Set("Content-Type", protobuf)
+		_, _ = w.Write(b)
+	}))
+	defer srv.Close()
+	c, err := New(&rest.Config{Host: srv.URL}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := c.CreateTokenReview(context.Background(), &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: "good"}})
+	if err != nil || !tr.Status.Authenticated || tr.Status.User.Username != "prometheus" {
+		t.Fatalf("TokenReview: %+v, %v", tr, err)
+	}
+	sar, err := c.CreateSubjectAccessReview(context.Background(), &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
+		User: "prometheus", NonResourceAttributes: &authzv1.NonResourceAttributes{Path: "/metrics", Verb: "get"},
+	}})
+	if err != nil || !sar.Status.Allowed {
+		t.Fatalf("SubjectAccessReview: %+v, %v", sar, err)
+	}
+}
