@@ -19,15 +19,18 @@ ARGS      ?=
 
 all: lint test build
 
+# GOBUILD builds the static release binary, for make build and make image.
+GOBUILD   = CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
+
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ocl_exporter ./cmd/ocl_exporter
+	$(GOBUILD) -o $(BIN)/ocl_exporter ./cmd/ocl_exporter
 
 ## run: serve the example snapshot on :29100 (SNAPSHOT=dir to read another).
 run: build
 	$(BIN)/ocl_exporter --snapshot=$(SNAPSHOT) $(ARGS)
 
-## test: every Go test, then the alerting rules with promtool.
-test: test-go test-rules
+## test: every Go test, the alerting rules with promtool, and the image.
+test: test-go test-rules test-image
 
 test-go:
 	$(GO) test -count=1 ./...
@@ -163,3 +166,36 @@ $(E2E_KSM):
 	mkdir -p $(E2E_CACHE)
 	cd hack/kube-state-metrics && nice -n 19 $(GO) build -trimpath -o $@.tmp k8s.io/kube-state-metrics/v2
 	mv $@.tmp $@
+
+## image: the exporter's OCI image, multi-platform, written as an OCI image
+## layout to bin/ocl_exporter-oci by tools/image (go-containerregistry):
+## no container engine, no registry. The Dockerfile's final stage with a
+## FROM scratch base. test-image checks it against the Dockerfile and runs
+## the binary it holds. push: `make push IMAGE=REGISTRY/ocl_exporter:TAG`
+## copies it with crane (tools/go.mod), using your registry login
+## (~/.docker/config.json; `go tool crane auth login` writes it);
+## `skopeo copy --all oci:bin/ocl_exporter-oci docker://REF` does the same.
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+IMAGE_LAYOUT    := $(BIN)/ocl_exporter-oci
+IMAGE_TOOL      := $(BIN)/oci-image
+# The image says when its commit was made, not when it was built.
+IMAGE_CREATED   ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+
+.PHONY: image test-image push
+image: $(IMAGE_TOOL)
+	@set -e; for p in $(IMAGE_PLATFORMS); do \
+		echo "build $$p"; \
+		GOOS=$${p%%/*} GOARCH=$${p#*/} $(GOBUILD) -o $(BIN)/platforms/$$p/ocl_exporter ./cmd/ocl_exporter; \
+	done
+	$(IMAGE_TOOL) -out $(IMAGE_LAYOUT) -version '$(VERSION)' -revision '$(REVISION)' -created $(IMAGE_CREATED) \
+		$(foreach p,$(IMAGE_PLATFORMS),$(p)=$(BIN)/platforms/$(p)/ocl_exporter)
+
+test-image: image
+	cd tools && OCL_IMAGE_LAYOUT=$(abspath $(IMAGE_LAYOUT)) $(GO) test -count=1 ./image/
+
+push: image
+	@test -n "$(IMAGE)" || { echo "make push IMAGE=REGISTRY/ocl_exporter:TAG"; exit 2; }
+	cd tools && $(GO) tool crane push $(abspath $(IMAGE_LAYOUT)) $(IMAGE)
+
+$(IMAGE_TOOL): tools/go.mod tools/go.sum tools/image/main.go
+	cd tools && $(GO) build -o ../$(IMAGE_TOOL) ./image
