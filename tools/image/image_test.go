@@ -167,11 +167,12 @@ func TestConfigMatchesDockerfileFails(t *testing.T) {
 	}
 }
 
-// TestPush pushes the layout as the README says, with `make push`'s
-// crane, to a registry in the test (go-containerregistry's): the registry
-// then serves the same multi-platform index.
-func TestPush(t *testing.T) {
-	dir := os.Getenv("OCL_IMAGE_LAYOUT")
+// builtLayout opens the layout `make image` wrote (make test-image passes
+// it in $OCL_IMAGE_LAYOUT) and returns its one entry, the multi-platform
+// index that crane push and skopeo copy --all take.
+func builtLayout(t *testing.T) (dir string, root v1.ImageIndex, entry v1.Descriptor) {
+	t.Helper()
+	dir = os.Getenv("OCL_IMAGE_LAYOUT")
 	if dir == "" {
 		t.Skip("$OCL_IMAGE_LAYOUT is not set: make test-image builds the image and sets it")
 	}
@@ -183,6 +184,17 @@ func TestPush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(rm.Manifests) != 1 || rm.Manifests[0].MediaType != types.OCIImageIndex {
+		t.Fatalf("%s/index.json: want one OCI image index, got %+v", dir, rm.Manifests)
+	}
+	return dir, root, rm.Manifests[0]
+}
+
+// TestPush pushes the layout as the README says, with `make push`'s
+// crane, to a registry in the test (go-containerregistry's): the registry
+// then serves the same multi-platform index.
+func TestPush(t *testing.T) {
+	dir, _, entry := builtLayout(t)
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	ref := strings.TrimPrefix(srv.URL, "http://") + "/ocl_exporter:test"
@@ -199,34 +211,20 @@ func TestPush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if desc.Digest != rm.Manifests[0].Digest || desc.MediaType != types.OCIImageIndex {
-		t.Errorf("the registry serves %s %s, the layout holds %s %s", desc.MediaType, desc.Digest, rm.Manifests[0].MediaType, rm.Manifests[0].Digest)
+	if desc.Digest != entry.Digest || desc.MediaType != entry.MediaType {
+		t.Errorf("the registry serves %s %s, the layout holds %s %s", desc.MediaType, desc.Digest, entry.MediaType, entry.Digest)
 	}
 }
 
 var versionLine = regexp.MustCompile(`^ocl_exporter, version (\S+) \(branch: \S+, revision: (\S+)\)`)
 
-// TestBuiltImage inspects the layout `make image` wrote (make test-image
-// passes it in $OCL_IMAGE_LAYOUT): one multi-platform index whose images
+// TestBuiltImage inspects the layout `make image` wrote: one
+// multi-platform index whose images
 // carry the Dockerfile's configuration and one layer with a static binary
 // of their platform, which runs.
 func TestBuiltImage(t *testing.T) {
-	dir := os.Getenv("OCL_IMAGE_LAYOUT")
-	if dir == "" {
-		t.Skip("$OCL_IMAGE_LAYOUT is not set: make test-image builds the image and sets it")
-	}
-	root, err := layout.ImageIndexFromPath(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rm, err := root.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rm.Manifests) != 1 || rm.Manifests[0].MediaType != types.OCIImageIndex {
-		t.Fatalf("%s/index.json: want one OCI image index (what crane push and skopeo copy --all take), got %+v", dir, rm.Manifests)
-	}
-	idx, err := root.ImageIndex(rm.Manifests[0].Digest)
+	_, root, entry := builtLayout(t)
+	idx, err := root.ImageIndex(entry.Digest)
 	if err != nil {
 		t.Fatal(err)
 	}
