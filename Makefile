@@ -83,29 +83,60 @@ $(DOCKERFILE_CHECK): tools/go.mod tools/go.sum tools/dockerfile-check/main.go
 ## real etcd, kube-apiserver, Prometheus and Alertmanager on loopback. The
 ## servers are built or extracted once into $(E2E_CACHE), outside the
 ## repository and keyed by version: kube-apiserver from hack/kube-apiserver
-## (about 8 minutes on 2 cores), Alertmanager from its Go module (Debian's
-## reads its templates from /usr/share), etcd and Prometheus from Debian
-## packages (seconds).
+## (about 8 minutes on 2 cores), the Prometheus Operator from
+## hack/prometheus-operator (its CRDs come from the same module version in
+## the Go module cache) and the Prometheus v3 it configures from
+## hack/prometheus, Alertmanager from its Go module (Debian's reads its
+## templates from /usr/share), etcd and Prometheus from Debian packages
+## (seconds).
 KUBE_VERSION  := v1.34.3
 AM_VERSION    := v0.28.1
 E2E_CACHE     ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ocl_exporter
-E2E_APISERVER := $(E2E_CACHE)/kube-apiserver-$(KUBE_VERSION)
+# -stamped: built with its version in /version (the Prometheus Operator
+# decides from it whether EndpointSlices exist), unlike earlier caches.
+E2E_APISERVER := $(E2E_CACHE)/kube-apiserver-$(KUBE_VERSION)-stamped
+KUBE_LDFLAGS  := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+                 -X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+                 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+                 -X k8s.io/component-base/version.gitTreeState=clean
 E2E_AM        := $(E2E_CACHE)/alertmanager-$(AM_VERSION)/alertmanager
 E2E_DEBIAN    := $(E2E_CACHE)/debian-bookworm
 E2E_ETCD      := $(E2E_DEBIAN)/etcd-server/usr/bin/etcd
 E2E_PROM      := $(E2E_DEBIAN)/prometheus/usr/bin/prometheus
+PO_MODULE     := github.com/prometheus-operator/prometheus-operator
+PO_VERSION    := $(shell awk '{ for (i = 1; i < NF; i++) if ($$i == "$(PO_MODULE)") print $$(i+1) }' hack/prometheus-operator/go.mod)
+E2E_PO        := $(E2E_CACHE)/prometheus-operator-$(PO_VERSION)
+# The Prometheus the operator's configuration runs on (hack/prometheus):
+# Debian's is built without Kubernetes service discovery. The version the
+# operator defaults to.
+PROMK8S_VERSION := $(shell awk '{ for (i = 1; i < NF; i++) if ($$i == "github.com/prometheus/prometheus") print $$(i+1) }' hack/prometheus/go.mod)
+# Its release, stamped into --version (the module's v0.MMM.P is 3.MM.P).
+PROMK8S_RELEASE := 3.5.0
+E2E_PROMK8S   := $(E2E_CACHE)/prometheus-$(PROMK8S_VERSION)
 
 .PHONY: e2e e2e-tools
 e2e: e2e-tools
 	E2E_KUBE_APISERVER=$(E2E_APISERVER) E2E_ETCD=$(E2E_ETCD) E2E_PROMETHEUS=$(E2E_PROM) \
-	E2E_PROMTOOL=$(dir $(E2E_PROM))promtool E2E_ALERTMANAGER=$(E2E_AM) \
+	E2E_PROMTOOL=$(dir $(E2E_PROM))promtool E2E_ALERTMANAGER=$(E2E_AM) E2E_PROMETHEUS_OPERATOR=$(E2E_PO) \
+	E2E_OPERATOR_PROMETHEUS=$(E2E_PROMK8S) \
 		$(GO) test -tags e2e -count=1 -timeout 40m ./test/e2e/
 
-e2e-tools: $(E2E_APISERVER) $(E2E_AM) $(E2E_ETCD) $(E2E_PROM)
+e2e-tools: $(E2E_APISERVER) $(E2E_AM) $(E2E_ETCD) $(E2E_PROM) $(E2E_PO) $(E2E_PROMK8S)
 
 $(E2E_APISERVER):
 	mkdir -p $(E2E_CACHE)
-	cd hack/kube-apiserver && nice -n 19 $(GO) build -trimpath -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver
+	cd hack/kube-apiserver && nice -n 19 $(GO) build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver
+	mv $@.tmp $@
+
+$(E2E_PO):
+	mkdir -p $(E2E_CACHE)
+	cd hack/prometheus-operator && nice -n 19 $(GO) build -trimpath -o $@.tmp $(PO_MODULE)/cmd/operator
+	mv $@.tmp $@
+
+$(E2E_PROMK8S):
+	mkdir -p $(E2E_CACHE)
+	cd hack/prometheus && nice -n 19 $(GO) build -trimpath -o $@.tmp \
+		-ldflags '-X github.com/prometheus/common/version.Version=$(PROMK8S_RELEASE)' github.com/prometheus/prometheus/cmd/prometheus
 	mv $@.tmp $@
 
 $(E2E_AM):
