@@ -2,6 +2,8 @@
 # Build: docker build --build-arg VERSION=$(git describe --tags --always) \
 #          --build-arg REVISION=$(git rev-parse HEAD) -t ocl_exporter .
 # Lint:  make lint-dockerfile (BuildKit's build checks, no engine needed).
+# No engine: make image writes the same image (FROM scratch) as an OCI
+# layout with tools/image, whose test checks that the two agree.
 
 # The build stage runs on the builder's platform and cross-compiles: a pure
 # Go static binary needs no emulation for another architecture.

@@ -19,15 +19,18 @@ ARGS      ?=
 
 all: lint test build
 
+# GOBUILD builds the static release binary, for make build and make image.
+GOBUILD   = CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
+
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ocl_exporter ./cmd/ocl_exporter
+	$(GOBUILD) -o $(BIN)/ocl_exporter ./cmd/ocl_exporter
 
 ## run: serve the example snapshot on :29100 (SNAPSHOT=dir to read another).
 run: build
 	$(BIN)/ocl_exporter --snapshot=$(SNAPSHOT) $(ARGS)
 
-## test: every Go test, then the alerting rules with promtool.
-test: test-go test-rules
+## test: every Go test, the alerting rules with promtool, and the image.
+test: test-go test-rules test-image
 
 test-go:
 	$(GO) test -count=1 ./...
@@ -89,29 +92,60 @@ $(DOCKERFILE_CHECK): tools/go.mod tools/go.sum tools/dockerfile-check/main.go
 ## real etcd, kube-apiserver, Prometheus and Alertmanager on loopback. The
 ## servers are built or extracted once into $(E2E_CACHE), outside the
 ## repository and keyed by version: kube-apiserver from hack/kube-apiserver
-## (about 8 minutes on 2 cores), Alertmanager from its Go module (Debian's
-## reads its templates from /usr/share), etcd and Prometheus from Debian
-## packages (seconds).
+## (about 8 minutes on 2 cores), the Prometheus Operator from
+## hack/prometheus-operator (its CRDs come from the same module version in
+## the Go module cache) and the Prometheus v3 it configures from
+## hack/prometheus, Alertmanager from its Go module (Debian's reads its
+## templates from /usr/share), etcd and Prometheus from Debian packages
+## (seconds).
 KUBE_VERSION  := v1.34.3
 AM_VERSION    := v0.28.1
 E2E_CACHE     ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ocl_exporter
-E2E_APISERVER := $(E2E_CACHE)/kube-apiserver-$(KUBE_VERSION)
+# -stamped: built with its version in /version (the Prometheus Operator
+# decides from it whether EndpointSlices exist), unlike earlier caches.
+E2E_APISERVER := $(E2E_CACHE)/kube-apiserver-$(KUBE_VERSION)-stamped
+KUBE_LDFLAGS  := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+                 -X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+                 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+                 -X k8s.io/component-base/version.gitTreeState=clean
 E2E_AM        := $(E2E_CACHE)/alertmanager-$(AM_VERSION)/alertmanager
 E2E_DEBIAN    := $(E2E_CACHE)/debian-bookworm
 E2E_ETCD      := $(E2E_DEBIAN)/etcd-server/usr/bin/etcd
 E2E_PROM      := $(E2E_DEBIAN)/prometheus/usr/bin/prometheus
+PO_MODULE     := github.com/prometheus-operator/prometheus-operator
+PO_VERSION    := $(shell awk '{ for (i = 1; i < NF; i++) if ($$i == "$(PO_MODULE)") print $$(i+1) }' hack/prometheus-operator/go.mod)
+E2E_PO        := $(E2E_CACHE)/prometheus-operator-$(PO_VERSION)
+# The Prometheus the operator's configuration runs on (hack/prometheus):
+# Debian's is built without Kubernetes service discovery. The version the
+# operator defaults to.
+PROMK8S_VERSION := $(shell awk '{ for (i = 1; i < NF; i++) if ($$i == "github.com/prometheus/prometheus") print $$(i+1) }' hack/prometheus/go.mod)
+# Its release, stamped into --version (the module's v0.MMM.P is 3.MM.P).
+PROMK8S_RELEASE := 3.5.0
+E2E_PROMK8S   := $(E2E_CACHE)/prometheus-$(PROMK8S_VERSION)
 
 .PHONY: e2e e2e-tools
 e2e: e2e-tools
 	E2E_KUBE_APISERVER=$(E2E_APISERVER) E2E_ETCD=$(E2E_ETCD) E2E_PROMETHEUS=$(E2E_PROM) \
-	E2E_PROMTOOL=$(dir $(E2E_PROM))promtool E2E_ALERTMANAGER=$(E2E_AM) \
+	E2E_PROMTOOL=$(dir $(E2E_PROM))promtool E2E_ALERTMANAGER=$(E2E_AM) E2E_PROMETHEUS_OPERATOR=$(E2E_PO) \
+	E2E_OPERATOR_PROMETHEUS=$(E2E_PROMK8S) \
 		$(GO) test -tags e2e -count=1 -timeout 40m ./test/e2e/
 
-e2e-tools: $(E2E_APISERVER) $(E2E_AM) $(E2E_ETCD) $(E2E_PROM)
+e2e-tools: $(E2E_APISERVER) $(E2E_AM) $(E2E_ETCD) $(E2E_PROM) $(E2E_PO) $(E2E_PROMK8S)
 
 $(E2E_APISERVER):
 	mkdir -p $(E2E_CACHE)
-	cd hack/kube-apiserver && nice -n 19 $(GO) build -trimpath -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver
+	cd hack/kube-apiserver && nice -n 19 $(GO) build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver
+	mv $@.tmp $@
+
+$(E2E_PO):
+	mkdir -p $(E2E_CACHE)
+	cd hack/prometheus-operator && nice -n 19 $(GO) build -trimpath -o $@.tmp $(PO_MODULE)/cmd/operator
+	mv $@.tmp $@
+
+$(E2E_PROMK8S):
+	mkdir -p $(E2E_CACHE)
+	cd hack/prometheus && nice -n 19 $(GO) build -trimpath -o $@.tmp \
+		-ldflags '-X github.com/prometheus/common/version.Version=$(PROMK8S_RELEASE)' github.com/prometheus/prometheus/cmd/prometheus
 	mv $@.tmp $@
 
 $(E2E_AM):
@@ -212,3 +246,35 @@ chromium:
 	@if [ ! -x $(CHROMIUM) ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
 	fi
+## image: the exporter's OCI image, multi-platform, written as an OCI image
+## layout to bin/ocl_exporter-oci by tools/image (go-containerregistry):
+## no container engine, no registry. The Dockerfile's final stage with a
+## FROM scratch base. test-image checks it against the Dockerfile and runs
+## the binary it holds. push: `make push IMAGE=REGISTRY/ocl_exporter:TAG`
+## copies it with crane (tools/go.mod), using your registry login
+## (~/.docker/config.json; `go tool crane auth login` writes it);
+## `skopeo copy --all oci:bin/ocl_exporter-oci docker://REF` does the same.
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+IMAGE_LAYOUT    := $(BIN)/ocl_exporter-oci
+IMAGE_TOOL      := $(BIN)/oci-image
+# The image says when its commit was made, not when it was built.
+IMAGE_CREATED   ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+
+.PHONY: image test-image push
+image: $(IMAGE_TOOL)
+	@set -e; for p in $(IMAGE_PLATFORMS); do \
+		echo "build $$p"; \
+		GOOS=$${p%%/*} GOARCH=$${p#*/} $(GOBUILD) -o $(BIN)/platforms/$$p/ocl_exporter ./cmd/ocl_exporter; \
+	done
+	$(IMAGE_TOOL) -out $(IMAGE_LAYOUT) -version '$(VERSION)' -revision '$(REVISION)' -created $(IMAGE_CREATED) \
+		$(foreach p,$(IMAGE_PLATFORMS),$(p)=$(BIN)/platforms/$(p)/ocl_exporter)
+
+test-image: image
+	cd tools && OCL_IMAGE_LAYOUT=$(abspath $(IMAGE_LAYOUT)) $(GO) test -count=1 ./image/
+
+push: image
+	@test -n "$(IMAGE)" || { echo "make push IMAGE=REGISTRY/ocl_exporter:TAG"; exit 2; }
+	cd tools && $(GO) tool crane push $(abspath $(IMAGE_LAYOUT)) $(IMAGE)
+
+$(IMAGE_TOOL): tools/go.mod tools/go.sum tools/image/main.go
+	cd tools && $(GO) build -o ../$(IMAGE_TOOL) ./image

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
@@ -228,6 +229,33 @@ func (k *Kube) CreateCRD(ctx context.Context, crd *unstructured.Unstructured) er
 	if err := k.Create(ctx, crd); err != nil {
 		return fmt.Errorf("CRD %s: %w", crd.GetName(), err)
 	}
+	return k.WaitEstablished(ctx, crd)
+}
+
+// Apply applies u server-side under strict field validation, as `kubectl
+// apply --server-side` does (the way to install CRDs too large for the
+// last-applied annotation); with dryRun the API server validates and
+// admits u but stores nothing.
+func (k *Kube) Apply(ctx context.Context, u *unstructured.Unstructured, dryRun bool) error {
+	ri, err := k.Resource(u)
+	if err != nil {
+		return err
+	}
+	data, err := Sanitize(u).MarshalJSON()
+	if err != nil {
+		return err
+	}
+	force := true
+	opts := metav1.PatchOptions{FieldManager: "ocl-exporter-e2e", Force: &force, FieldValidation: "Strict"}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	_, err = ri.Patch(ctx, u.GetName(), types.ApplyPatchType, data, opts)
+	return err
+}
+
+// WaitEstablished waits until the API server serves a CRD.
+func (k *Kube) WaitEstablished(ctx context.Context, crd *unstructured.Unstructured) error {
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		got, err := k.Dyn.Resource(crdResource).Get(ctx, crd.GetName(), metav1.GetOptions{})
 		if err != nil {

@@ -15,38 +15,80 @@ import (
 	"time"
 )
 
-// writePKI writes a CA, the API server's serving certificate for 127.0.0.1
-// signed by it, and the service account signing key pair.
-func (c *Cluster) writePKI() error {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// CA is a certificate authority for tests: the API server's, or the
+// OpenShift service CA that signs the exporter's serving certificate.
+type CA struct {
+	PEM  []byte
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+// NewCA makes a self-signed CA valid for a day.
+func NewCA(commonName string) (*CA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ca := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ocl-exporter-test-ca"},
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: commonName},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if ca, err = x509.ParseCertificate(caDER); err != nil {
-		return err
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
 	}
-	c.CAPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	return &CA{PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), cert: cert, key: key}, nil
+}
 
+// Issue signs a serving certificate for the DNS names and IPs given and
+// returns it and its key, PEM-encoded.
+func (ca *CA) Issue(dnsNames []string, ips []net.IP) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	serving := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kube-apiserver"},
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: firstOr(dnsNames, "server")},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
+		DNSNames: dnsNames, IPAddresses: ips,
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
-	servingDER, err := x509.CreateCertificate(rand.Reader, serving, ca, &key.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+func firstOr(s []string, def string) string {
+	if len(s) == 0 {
+		return def
+	}
+	return s[0]
+}
+
+// writePKI writes a CA, the API server's serving certificate for 127.0.0.1
+// signed by it, and the service account signing key pair.
+func (c *Cluster) writePKI() error {
+	ca, err := NewCA("ocl-exporter-test-ca")
+	if err != nil {
+		return err
+	}
+	c.CAPEM = ca.PEM
+	servingCert, servingKey, err := ca.Issue([]string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		return err
 	}
@@ -58,19 +100,18 @@ func (c *Cluster) writePKI() error {
 	if err != nil {
 		return err
 	}
-	files := map[string]*pem.Block{
-		"serving.crt": {Type: "CERTIFICATE", Bytes: servingDER},
-		"sa.pub":      {Type: "PUBLIC KEY", Bytes: saPub},
+	saDER, err := x509.MarshalECPrivateKey(saKey)
+	if err != nil {
+		return err
 	}
-	for name, k := range map[string]*ecdsa.PrivateKey{"serving.key": key, "sa.key": saKey} {
-		der, err := x509.MarshalECPrivateKey(k)
-		if err != nil {
-			return err
-		}
-		files[name] = &pem.Block{Type: "EC PRIVATE KEY", Bytes: der}
+	files := map[string][]byte{
+		"serving.crt": servingCert,
+		"serving.key": servingKey,
+		"sa.pub":      pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub}),
+		"sa.key":      pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: saDER}),
 	}
 	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(c.Dir, name), pem.EncodeToMemory(b), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(c.Dir, name), b, 0o600); err != nil {
 			return err
 		}
 	}

@@ -16,9 +16,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
@@ -57,7 +54,7 @@ func TestMain(m *testing.M) {
 }
 
 func setUpAndRun(m *testing.M) (code int, err error) {
-	for _, name := range []string{"E2E_ETCD", "E2E_KUBE_APISERVER", "E2E_PROMETHEUS", "E2E_PROMTOOL", "E2E_ALERTMANAGER"} {
+	for _, name := range []string{"E2E_ETCD", "E2E_KUBE_APISERVER", "E2E_PROMETHEUS", "E2E_PROMTOOL", "E2E_ALERTMANAGER", "E2E_PROMETHEUS_OPERATOR", "E2E_OPERATOR_PROMETHEUS"} {
 		tools[name] = os.Getenv(name)
 		if _, err := os.Stat(tools[name]); err != nil {
 			return 1, fmt.Errorf("$%s=%q: %v; run the suite with make e2e, which builds and sets it", name, tools[name], err)
@@ -106,6 +103,9 @@ func setUpAndRun(m *testing.M) (code int, err error) {
 			return 1, err
 		}
 	}
+	if err := installMonitoringCRDs(ctx); err != nil {
+		return 1, err
+	}
 	if err := applyBundle(ctx); err != nil {
 		return 1, err
 	}
@@ -129,28 +129,15 @@ func setUpAndRun(m *testing.M) (code int, err error) {
 	return m.Run(), nil
 }
 
-// applyBundle creates what `oc apply -k deploy/` would, so the exporter runs
-// under exactly the bundle's RBAC. Kinds this cluster does not serve (the
-// monitoring.coreos.com ones: their CRDs do not ship in a module the
-// project uses) are skipped.
+// applyBundle creates what `oc apply -k deploy/` would, every object, so
+// the exporter runs under exactly the bundle's RBAC and the Prometheus
+// Operator sees its ServiceMonitor and PrometheusRule.
 func applyBundle(ctx context.Context) error {
-	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(repoRoot, "deploy"))
+	objs, err := kustomizeBuild(filepath.Join(repoRoot, "deploy"))
 	if err != nil {
-		return fmt.Errorf("kustomize build deploy/: %w", err)
+		return err
 	}
-	for _, r := range rm.Resources() {
-		y, err := r.AsYAML()
-		if err != nil {
-			return err
-		}
-		u := &unstructured.Unstructured{}
-		if err := sigsyaml.Unmarshal(y, &u.Object); err != nil {
-			return err
-		}
-		if _, err := env.kube.Resource(u); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: deploy/ %s %s not applied: %v\n", u.GetKind(), objectName(u), err)
-			continue
-		}
+	for _, u := range objs {
 		if err := env.kube.Create(ctx, u); err != nil {
 			return fmt.Errorf("deploy/ %s %s: %w", u.GetKind(), objectName(u), err)
 		}
