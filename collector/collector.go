@@ -95,8 +95,12 @@ func newSpec(name, help string, labels ...string) *Spec {
 	return &Spec{Name: name, Help: help, Labels: labels, desc: prometheus.NewDesc(name, help, labels, nil)}
 }
 
-// gauge is one sample of the family; label values in Labels order.
+// gauge is one sample of the family; label values in Labels order, each
+// bounded (boundLabelValue): every sample the collectors emit passes here.
 func (s *Spec) gauge(v float64, labelValues ...string) prometheus.Metric {
+	for i, lv := range labelValues {
+		labelValues[i] = boundLabelValue(lv)
+	}
 	return prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, v, labelValues...)
 }
 
