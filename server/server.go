@@ -20,6 +20,9 @@ import (
 type Readiness interface {
 	Ready() bool
 	Status() []source.ResourceStatus
+	// RenderFailure is why the last render of the metrics failed, empty
+	// when it succeeded.
+	RenderFailure() string
 }
 
 // Config is what the handler serves.
@@ -66,7 +69,9 @@ func Handler(cfg Config) (http.Handler, error) {
 
 // readyz answers 200 once the view is complete, else 503 naming what the
 // exporter still waits for, so a stuck rollout of the exporter explains
-// itself in `oc describe pod`.
+// itself in `oc describe pod`. The path is public, so it names resources
+// and states only: the reasons (API server addresses, error text) are in
+// the log, where the source and the renderer write them as they happen.
 func readyz(r Readiness) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		var b strings.Builder
@@ -75,14 +80,20 @@ func readyz(r Readiness) http.HandlerFunc {
 			case st.Synced && st.Available:
 				continue
 			case st.Synced:
-				fmt.Fprintf(&b, "%s: serving the last known state: %s\n", st.Resource, st.Reason)
+				fmt.Fprintf(&b, "%s: serving the last known state\n", st.Resource)
 			case st.Settled():
-				fmt.Fprintf(&b, "%s: unavailable: %s\n", st.Resource, st.Reason)
+				fmt.Fprintf(&b, "%s: unavailable (%s)\n", st.Resource, st.Problem)
 			case st.Seen:
-				fmt.Fprintf(&b, "%s: waiting: %s\n", st.Resource, st.Reason)
+				fmt.Fprintf(&b, "%s: waiting\n", st.Resource)
 			default:
 				fmt.Fprintf(&b, "%s: waiting for the first list\n", st.Resource)
 			}
+		}
+		if r.RenderFailure() != "" {
+			b.WriteString("metrics: the last render failed\n")
+		}
+		if b.Len() > 0 {
+			b.WriteString("(the exporter's log has the details)\n")
 		}
 		if !r.Ready() {
 			w.WriteHeader(http.StatusServiceUnavailable)

@@ -174,6 +174,8 @@ type readiness struct {
 
 func (r readiness) Ready() bool { return r.renderer.Ready() }
 
+func (r readiness) RenderFailure() string { return r.renderer.Failure() }
+
 func openClients(o *options, logger *slog.Logger) (*source.Clients, error) {
 	switch {
 	case o.example:
