@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -40,14 +43,19 @@ type Config struct {
 }
 
 // Handler routes /metrics (or MetricsPath), /healthz, /readyz and the
-// landing page.
+// landing page. Everything it serves is read-only: GET and HEAD are
+// answered, any other method gets 405 with an Allow header.
 func Handler(cfg Config) (http.Handler, error) {
+	if err := CheckMetricsPath(cfg.MetricsPath); err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
-	mux.Handle(cfg.MetricsPath, promhttp.InstrumentMetricHandler(cfg.Registry, metricsHandler(cfg)))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	// "GET /x" also matches HEAD; the mux answers other methods with 405.
+	mux.Handle("GET "+cfg.MetricsPath, promhttp.InstrumentMetricHandler(cfg.Registry, metricsHandler(cfg)))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("/readyz", readyz(cfg.Readiness))
+	mux.HandleFunc("GET /readyz", readyz(cfg.Readiness))
 	if cfg.MetricsPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "OCL Exporter",
@@ -62,9 +70,35 @@ func Handler(cfg Config) (http.Handler, error) {
 		if err != nil {
 			return nil, fmt.Errorf("building the landing page: %w", err)
 		}
-		mux.Handle("/", landing)
+		mux.Handle("GET /", landing)
 	}
 	return mux, nil
+}
+
+// reservedPaths are served whatever --web.telemetry-path says.
+var reservedPaths = []string{"/healthz", "/readyz"}
+
+// CheckMetricsPath accepts an absolute, clean path that is a literal
+// pattern of http.ServeMux (no spaces, no {wildcards}) and is not one of
+// the health endpoints: anything else would make the mux panic or never
+// match.
+func CheckMetricsPath(p string) error {
+	const accepted = "a clean absolute path such as /metrics (no //, /./ or /../, spaces or braces), other than /healthz and /readyz"
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("--web.telemetry-path %q must be %s", p, accepted)
+	case strings.ContainsAny(p, " \t\r\n{}"), !utf8.ValidString(p), !clean(p):
+		return fmt.Errorf("--web.telemetry-path %q must be %s", p, accepted)
+	case slices.Contains(reservedPaths, strings.TrimSuffix(p, "/")):
+		return fmt.Errorf("--web.telemetry-path %q collides with the health endpoint; it must be %s", p, accepted)
+	}
+	return nil
+}
+
+// clean is true for a path that path.Clean keeps, but for a trailing slash.
+func clean(p string) bool {
+	c := path.Clean(p)
+	return p == c || (c != "/" && p == c+"/")
 }
 
 // readyz answers 200 once the view is complete, else 503 naming what the

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -153,7 +152,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	go renderer.Run(ctx, o.renderInterval)
 	logger.Info("starting "+name, "version", version.Info(), "build_context", version.BuildContext(), "namespace", o.namespace)
 
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := server.NewHTTPServer(handler, server.DefaultTimeouts)
 	errc := make(chan error, 1)
 	go func() { errc <- web.ListenAndServe(srv, o.web, logger) }()
 	select {
