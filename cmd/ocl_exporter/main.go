@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -80,23 +79,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		Default("1s").DurationVar(&o.renderInterval)
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	flag.AddFlags(app, o.log)
+	nameParseErrors(app)
 	if _, err := app.Parse(args); err != nil {
 		return nil, err
 	}
-	if o.example && o.snapshot != "" {
-		return nil, errors.New("--example and --snapshot are exclusive")
-	}
-	if o.authKubernetes && (o.example || o.snapshot != "") {
-		return nil, errors.New("--auth.kubernetes reviews tokens with a cluster's API server; offline mode (--snapshot, --example) has none: drop --auth.kubernetes, and use --web.config.file for TLS or basic auth")
-	}
-	if o.authCacheTTL <= 0 {
-		return nil, errors.New("--auth.kubernetes.cache-ttl must be positive")
-	}
-	if o.renderInterval <= 0 {
-		return nil, errors.New("--collector.render-interval must be positive")
-	}
-	if o.collector.BuildHistory < 0 {
-		return nil, errors.New("--collector.build-history must not be negative")
+	if err := validate(o); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -108,6 +96,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	o.log.Writer = stderr
 	logger := promslog.New(o.log)
+	routeKlog(logger)
 
 	// Everything that can be wrong in the configuration fails here, before
 	// the first informer starts.
