@@ -51,6 +51,7 @@ type options struct {
 	renderInterval                               time.Duration
 	authKubernetes                               bool
 	authCacheTTL                                 time.Duration
+	authAudiences                                []string
 	collector                                    collector.Options
 	web                                          *web.FlagConfig
 	log                                          *promslog.Config
@@ -75,6 +76,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		BoolVar(&o.authKubernetes)
 	app.Flag("auth.kubernetes.cache-ttl", "How long an --auth.kubernetes decision is reused for the same token, verb and path.").
 		Default(server.DefaultAuthCacheTTL.String()).DurationVar(&o.authCacheTTL)
+	app.Flag("auth.kubernetes.audience", "With --auth.kubernetes, accept only tokens issued for this audience (TokenReview spec.audiences); repeatable. Default: the API server's own audience, which service account tokens carry.").
+		StringsVar(&o.authAudiences)
 	app.Flag("collector.render-interval", "How often the OCL metrics are re-rendered when the cluster changed; scrapes serve the latest render, so this bounds how far the metrics lag the cluster.").
 		Default("1s").DurationVar(&o.renderInterval)
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
@@ -130,7 +133,17 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	if o.authKubernetes {
-		auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: clients.Kube, CacheTTL: o.authCacheTTL, Logger: logger})
+		// Reviews get a client and rate limiter of their own: sharing the
+		// informers' let a token flood starve both.
+		cfg, err := source.RESTConfig(o.kubeconfig)
+		if err != nil {
+			return err
+		}
+		reviews, err := server.NewReviewClient(cfg, name+"/"+version.Version)
+		if err != nil {
+			return err
+		}
+		auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: reviews, CacheTTL: o.authCacheTTL, Audiences: o.authAudiences, Logger: logger})
 		if err != nil {
 			return err
 		}
