@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
+	"github.com/ocl-exporter/ocl_exporter/collector/labelvalue"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
@@ -96,10 +97,10 @@ func newSpec(name, help string, labels ...string) *Spec {
 }
 
 // gauge is one sample of the family; label values in Labels order, each
-// bounded (boundLabelValue): every sample the collectors emit passes here.
+// bounded (labelvalue.Bound): every sample the collectors emit passes here.
 func (s *Spec) gauge(v float64, labelValues ...string) prometheus.Metric {
 	for i, lv := range labelValues {
-		labelValues[i] = boundLabelValue(lv)
+		labelValues[i] = labelvalue.Bound(lv)
 	}
 	return prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, v, labelValues...)
 }
