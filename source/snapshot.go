@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	"sigs.k8s.io/yaml"
 )
 
 // kind describes how a snapshot document of one group and kind is loaded.
@@ -200,6 +202,17 @@ type fileState struct {
 	skipped        map[string]int
 }
 
+func newFileState(name string) *fileState {
+	return &fileState{name: name, skipped: map[string]int{}}
+}
+
+func (st *fileState) merge(o *fileState) {
+	st.strayNamespace = append(st.strayNamespace, o.strayNamespace...)
+	for k, n := range o.skipped {
+		st.skipped[k] += n
+	}
+}
+
 func (l loader) loadFile(fsys fs.FS, name string) ([]runtime.Object, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
@@ -210,31 +223,94 @@ func (l loader) loadFile(fsys fs.FS, name string) ([]runtime.Object, error) {
 	tooLarge := func() error {
 		return fmt.Errorf("%s: more than the %d bytes a snapshot file may hold: split it, or leave out the kinds the exporter does not read", name, l.maxBytes)
 	}
-	st := &fileState{name: name, skipped: map[string]int{}}
-	dec := utilyaml.NewYAMLOrJSONDecoder(limited, 4096)
+	st := newFileState(name)
+	next := st.documents(limited)
 	var out []runtime.Object
 	for doc := 1; ; doc++ {
-		// Only the document's bytes here: most of a must-gather is kinds
-		// the exporter skips, and a raw document costs a fraction of the
-		// maps it would decode into.
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
+		objs, err := next()
 		if limited.N <= 0 {
 			return nil, tooLarge()
 		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				st.log(l.logger)
-				return out, nil
-			}
-			return nil, fmt.Errorf("%s: document %d: not valid YAML or JSON: %w", name, doc, err)
+		if errors.Is(err, io.EOF) {
+			st.log(l.logger)
+			return out, nil
 		}
-		objs, err := st.convert(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", name, doc, err)
 		}
 		out = append(out, objs...)
 	}
+}
+
+// documents returns a reader of r's documents, one per call, io.EOF after
+// the last. A document is kept as bytes until its kind is known: most of
+// a must-gather is kinds the exporter skips, and raw bytes cost a fraction
+// of the maps they would decode into.
+func (st *fileState) documents(r io.Reader) func() ([]runtime.Object, error) {
+	stream, _, isJSON := utilyaml.GuessJSONStream(r, 4096)
+	if isJSON {
+		dec := json.NewDecoder(stream)
+		return func() ([]runtime.Object, error) {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, notValid(err)
+			}
+			return st.convert(raw)
+		}
+	}
+	yr := utilyaml.NewYAMLReader(bufio.NewReader(stream))
+	return func() ([]runtime.Object, error) {
+		doc, err := yr.Read()
+		if err != nil {
+			return nil, notValid(err)
+		}
+		return st.convertYAML(doc)
+	}
+}
+
+func notValid(err error) error {
+	if errors.Is(err, io.EOF) {
+		return err
+	}
+	return fmt.Errorf("not valid YAML or JSON: %w", err)
+}
+
+// convertYAML reads a List in the shape `oc get -o yaml` writes one item
+// at a time (splitYAMLList), and anything else, or a List whose items do
+// not stand alone (anchors), whole.
+func (st *fileState) convertYAML(doc []byte) ([]runtime.Object, error) {
+	if head, items, ok := splitYAMLList(doc); ok {
+		part := newFileState(st.name)
+		if objs, err := part.convertItems(head, items); err == nil {
+			st.merge(part)
+			return objs, nil
+		}
+	}
+	raw, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, notValid(err)
+	}
+	return st.convert(raw)
+}
+
+func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object, error) {
+	if raw, err := yaml.YAMLToJSON(head); err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		return nil, errors.New("the List is not a map")
+	}
+	var out []runtime.Object
+	for i, item := range items {
+		raw, err := yaml.YAMLToJSON(item)
+		if err != nil {
+			return nil, err
+		}
+		objs, err := st.convert(raw)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		out = append(out, objs...)
+		items[i] = nil // let the text go as soon as it is read
+	}
+	return out, nil
 }
 
 func (st *fileState) log(logger *slog.Logger) {
