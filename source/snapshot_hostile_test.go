@@ -20,7 +20,7 @@ import (
 // loadWithin runs OpenSnapshot's loading on dir and fails the test when it
 // does not return within the deadline: the hostile files below used to
 // hang it or grow its memory without end.
-func loadWithin(t *testing.T, fsys fs.FS, root string, l loader) ([]runtime.Object, error, string) {
+func loadWithin(t *testing.T, fsys fs.FS, root string, l loader) ([]runtime.Object, string, error) {
 	t.Helper()
 	var logs bytes.Buffer
 	l.logger = slog.New(slog.NewTextHandler(&logs, nil))
@@ -35,10 +35,10 @@ func loadWithin(t *testing.T, fsys fs.FS, root string, l loader) ([]runtime.Obje
 	}()
 	select {
 	case r := <-done:
-		return r.objs, r.err, logs.String()
+		return r.objs, logs.String(), r.err
 	case <-time.After(20 * time.Second):
 		t.Fatal("loading the snapshot did not return within 20s")
-		return nil, nil, ""
+		return nil, "", nil
 	}
 }
 
@@ -64,7 +64,7 @@ func TestLoadSkipsWhatIsNotARegularFile(t *testing.T) {
 	}
 	defer sock.Close()
 
-	objs, err, logs := loadWithin(t, os.DirFS(dir), ".", loader{maxBytes: MaxFileBytes})
+	objs, logs, err := loadWithin(t, os.DirFS(dir), ".", loader{maxBytes: MaxFileBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,14 +95,14 @@ func TestLoadBoundsFileSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	big.Close()
-	_, err, _ = loadWithin(t, os.DirFS(dir), ".", loader{maxBytes: MaxFileBytes})
+	_, _, err = loadWithin(t, os.DirFS(dir), ".", loader{maxBytes: MaxFileBytes})
 	if err == nil || !strings.Contains(err.Error(), "big.yaml: 1073741824 bytes, more than the 268435456") {
 		t.Errorf("got %v, want an error naming big.yaml and the bound", err)
 	}
 
 	// A file whose size lies (it grows, or lives in /proc) is still read
 	// no further than the bound.
-	_, err, _ = loadWithin(t, lyingFS{fstest.MapFS{"grows.yaml": {Data: []byte(mosc + "---\n" + mosc)}}}, ".", loader{maxBytes: int64(len(mosc))})
+	_, _, err = loadWithin(t, lyingFS{fstest.MapFS{"grows.yaml": {Data: []byte(mosc + "---\n" + mosc)}}}, ".", loader{maxBytes: int64(len(mosc))})
 	if err == nil || !strings.Contains(err.Error(), "grows.yaml: more than the") {
 		t.Errorf("got %v, want an error naming grows.yaml and the bound", err)
 	}
@@ -131,7 +131,7 @@ func TestLoadClusterScopedWithNamespace(t *testing.T) {
 		"a.yaml": {Data: []byte(mosc)},
 		"b.yaml": {Data: []byte(withNS + "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1, namespace: default}\n")},
 	}
-	objs, err, logs := loadWithin(t, fsys, ".", loader{maxBytes: MaxFileBytes})
+	objs, logs, err := loadWithin(t, fsys, ".", loader{maxBytes: MaxFileBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestLoadListOfUnknownKindsSkipsItems(t *testing.T) {
 		b.WriteString("- apiVersion: v1\n  kind: Service\n  metadata: {name: s, namespace: x}\n  spec: {ports: [{port: 1}]}\n")
 	}
 	b.WriteString("- apiVersion: v1\n  kind: Node\n  metadata: {name: n1}\n")
-	objs, err, _ := loadWithin(t, fstest.MapFS{"l.yaml": {Data: []byte(b.String())}}, ".", loader{maxBytes: MaxFileBytes, logger: nil})
+	objs, _, err := loadWithin(t, fstest.MapFS{"l.yaml": {Data: []byte(b.String())}}, ".", loader{maxBytes: MaxFileBytes, logger: nil})
 	if err != nil {
 		t.Fatal(err)
 	}

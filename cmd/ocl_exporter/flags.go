@@ -133,8 +133,13 @@ func checkKubeconfig(path string) error {
 	if err != nil {
 		return flagError("kubeconfig", "loading --kubeconfig %q: %v", path, err)
 	}
-	if !info.Mode().IsRegular() {
-		return flagError("kubeconfig", "%q is a %s, not a regular file", path, info.Mode().Type())
+	switch m := info.Mode(); {
+	case m.IsDir():
+		return flagError("kubeconfig", "%q is a directory, not a regular file", path)
+	case m&os.ModeNamedPipe != 0:
+		return flagError("kubeconfig", "%q is a FIFO, not a regular file", path)
+	case !m.IsRegular():
+		return flagError("kubeconfig", "%q is not a regular file", path)
 	}
 	return nil
 }

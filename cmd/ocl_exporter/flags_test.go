@@ -39,8 +39,8 @@ func TestBadFlagsFailNamingTheFlag(t *testing.T) {
 		{[]string{"--auth.kubernetes.cache-ttl=1"}, `--auth.kubernetes.cache-ttl: "1": time: missing unit`},
 		{[]string{"--log.level=loud"}, `--log.level: "loud"`},
 		{[]string{"--mco.namespace=Not_A_Namespace"}, `--mco.namespace: "Not_A_Namespace"`},
-		{[]string{"--kubeconfig=" + fifo}, `--kubeconfig: "` + fifo + `" is a p---------, not a regular file`},
-		{[]string{"--kubeconfig=" + dir}, "not a regular file"},
+		{[]string{"--kubeconfig=" + fifo}, `--kubeconfig: "` + fifo + `" is a FIFO, not a regular file`},
+		{[]string{"--kubeconfig=" + dir}, "is a directory, not a regular file"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			err := runWithin(t, tc.args)
