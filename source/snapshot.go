@@ -297,18 +297,27 @@ func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object
 	if raw, err := yaml.YAMLToJSON(head); err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
 		return nil, errors.New("the List is not a map")
 	}
+	return st.convertEach(len(items), func(i int) ([]byte, error) {
+		item := items[i]
+		items[i] = nil // let the text go as soon as it is read
+		return yaml.YAMLToJSON(item)
+	})
+}
+
+// convertEach converts the n items of a List that item(i) returns as JSON,
+// naming the item in errors.
+func (st *fileState) convertEach(n int, item func(i int) ([]byte, error)) ([]runtime.Object, error) {
 	var out []runtime.Object
-	for i, item := range items {
-		raw, err := yaml.YAMLToJSON(item)
-		if err != nil {
-			return nil, err
+	for i := range n {
+		raw, err := item(i)
+		if err == nil {
+			var objs []runtime.Object
+			objs, err = st.convert(raw)
+			out = append(out, objs...)
 		}
-		objs, err := st.convert(raw)
 		if err != nil {
 			return nil, fmt.Errorf("item %d: %w", i, err)
 		}
-		out = append(out, objs...)
-		items[i] = nil // let the text go as soon as it is read
 	}
 	return out, nil
 }
@@ -412,16 +421,11 @@ func (st *fileState) convertList(tm typeMeta) ([]runtime.Object, error) {
 	if err := json.Unmarshal(items, &raws); err != nil {
 		return nil, fmt.Errorf("%s: reading items: %w", orList(tm.Kind), err)
 	}
-	var out []runtime.Object
-	for i, raw := range raws {
-		objs, err := st.convert(raw)
-		if err != nil {
-			return nil, fmt.Errorf("item %d: %w", i, err)
-		}
-		out = append(out, objs...)
+	return st.convertEach(len(raws), func(i int) ([]byte, error) {
+		raw := raws[i]
 		raws[i] = nil // let the bytes go as soon as they are read
-	}
-	return out, nil
+		return raw, nil
+	})
 }
 
 func orList(kind string) string {
