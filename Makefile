@@ -41,6 +41,20 @@ test-rules: $(PROMTOOL)
 		$(PROMTOOL) test rules alerts/tests/*.yaml; \
 	else echo "no alerting rules yet"; fi
 
+## fuzz: run each fuzz target for FUZZTIME (go test runs only their seeds):
+## the label bound and the error classifier, which depend on the standard
+## library only and build in seconds. The snapshot loader's target
+## (FUZZ_TARGETS=./source:FuzzLoad) needs an instrumented build of
+## client-go, 18 minutes cold here, so CI runs only its seeds.
+FUZZTIME     ?= 10s
+FUZZ_TARGETS ?= ./collector/labelvalue:FuzzBound ./classify:FuzzClassify
+.PHONY: fuzz
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
+	done
+
 lint: $(STATICCHECK) lint-dockerfile lint-markdown
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi

@@ -100,9 +100,11 @@ func (p BuildPhase) terminal() bool {
 }
 
 // Builds reports the exported MachineOSBuilds: per MachineOSConfig the
-// current build plus the history most recent others. Builds whose
-// MachineOSConfig is gone keep the history+1 most recent. The MCO never
-// prunes successful builds, so this bounds the series.
+// current build plus the history most recent others. Of the builds whose
+// MachineOSConfig is gone, all together, the history+1 most recent: each
+// may name a different missing MachineOSConfig, so a bound per name would
+// bound nothing. The MCO never prunes successful builds, so this bounds the
+// series.
 func (c *Cluster) Builds(history int) []Build {
 	var out []Build
 	for _, b := range c.exportedBuilds(max(history, 0)) {
@@ -128,14 +130,14 @@ func (c *Cluster) exportedBuilds(history int) []*mcfgv1.MachineOSBuild {
 			}
 		}
 	}
+	var orphans []*mcfgv1.MachineOSBuild
 	for _, b := range c.MachineOSBuilds {
-		if mosc := b.Spec.MachineOSConfig.Name; !done[mosc] {
-			done[mosc] = true
-			builds := c.BuildsFor(mosc)
-			out = append(out, builds[:min(len(builds), history+1)]...)
+		if !done[b.Spec.MachineOSConfig.Name] {
+			orphans = append(orphans, b)
 		}
 	}
-	return out
+	newestFirst(orphans)
+	return append(out, orphans[:min(len(orphans), history+1)]...)
 }
 
 func (c *Cluster) build(b *mcfgv1.MachineOSBuild) Build {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -132,6 +133,24 @@ func TestBuildsKeepsCurrentAndRecentHistory(t *testing.T) {
 	}
 	if got := c.Builds(0); len(got) != 2 {
 		t.Errorf("Builds(0) = %d builds, want the current one and the newest orphan", len(got))
+	}
+}
+
+// TestBuildsBoundsOrphansTogether: builds that each name a different
+// missing MachineOSConfig are bounded all together, not per name.
+func TestBuildsBoundsOrphansTogether(t *testing.T) {
+	c := &Cluster{Namespace: buildNS}
+	for i := range 10_000 {
+		b := buildMOSB(fmt.Sprintf("orphan-%05d", i), i, BuildSucceeded)
+		b.Spec.MachineOSConfig.Name = fmt.Sprintf("gone-%05d", i)
+		c.MachineOSBuilds = append(c.MachineOSBuilds, b)
+	}
+	var got []string
+	for _, b := range c.Builds(2) {
+		got = append(got, b.Name)
+	}
+	if want := []string{"orphan-09999", "orphan-09998", "orphan-09997"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Builds(2) of 10,000 orphans = %d builds %.80v, want the newest 3: %v", len(got), got, want)
 	}
 }
 

@@ -107,14 +107,19 @@ func (c *Cluster) BuildsFor(mosc string) []*mcfgv1.MachineOSBuild {
 			out = append(out, b)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		ti, tj := out[i].CreationTimestamp, out[j].CreationTimestamp
+	newestFirst(out)
+	return out
+}
+
+// newestFirst sorts builds by creation, newest first, then by name.
+func newestFirst(builds []*mcfgv1.MachineOSBuild) {
+	sort.SliceStable(builds, func(i, j int) bool {
+		ti, tj := builds[i].CreationTimestamp, builds[j].CreationTimestamp
 		if ti.Equal(&tj) {
-			return out[i].Name < out[j].Name
+			return builds[i].Name < builds[j].Name
 		}
 		return tj.Before(&ti)
 	})
-	return out
 }
 
 // CurrentBuild is the MachineOSBuild that decides a layered pool's image, as

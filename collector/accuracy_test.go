@@ -148,7 +148,13 @@ func realObjects(i int, c realCase) []runtime.Object {
 		Name: "build-" + name, Namespace: mcoNS, CreationTimestamp: t0,
 		Labels: map[string]string{analysis.LabelOnClusterLayering: "", analysis.LabelEphemeralObject: "", analysis.LabelMachineOSBuild: name},
 	}}
-	objs := []runtime.Object{mosb, job}
+	// The build's MachineOSConfig exists, as it does on a cluster: builds
+	// of a missing one are bounded to a few in total.
+	mosc := &mcfgv1.MachineOSConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: t0},
+		Spec:       mcfgv1.MachineOSConfigSpec{MachineConfigPool: mcfgv1.MachineConfigPoolReference{Name: name}},
+	}
+	objs := []runtime.Object{mosc, mosb, job}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Name: "build-" + name + "-x7k2p", Namespace: mcoNS, CreationTimestamp: t0,
 		Labels: map[string]string{"job-name": job.Name, "batch.kubernetes.io/job-name": job.Name},

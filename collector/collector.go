@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
+	"github.com/ocl-exporter/ocl_exporter/collector/labelvalue"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
@@ -95,8 +96,12 @@ func newSpec(name, help string, labels ...string) *Spec {
 	return &Spec{Name: name, Help: help, Labels: labels, desc: prometheus.NewDesc(name, help, labels, nil)}
 }
 
-// gauge is one sample of the family; label values in Labels order.
+// gauge is one sample of the family; label values in Labels order, each
+// bounded (labelvalue.Bound): every sample the collectors emit passes here.
 func (s *Spec) gauge(v float64, labelValues ...string) prometheus.Metric {
+	for i, lv := range labelValues {
+		labelValues[i] = labelvalue.Bound(lv)
+	}
 	return prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, v, labelValues...)
 }
 

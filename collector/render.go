@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -32,7 +33,20 @@ type Renderer struct {
 	// readyRendered is set once a render began after the source was ready:
 	// from then on scrapes see a complete view.
 	readyRendered atomic.Bool
+	// failure is the error of the last render, nil after a good one.
+	failure atomic.Pointer[string]
+	// logged and loggedAt remember the last failure logged; only Run's
+	// goroutine renders, so they need no lock.
+	logged   string
+	loggedAt time.Time
 }
+
+// Bounds on the log of a failing render: it is retried every interval, and
+// an error naming every duplicate series runs to kilobytes.
+const (
+	failureLogBytes = 512
+	failureLogEvery = 10 * time.Minute
+)
 
 // GenerationSource is a Source that says when its view changed.
 type GenerationSource interface {
@@ -84,15 +98,39 @@ func (r *Renderer) render() uint64 {
 		}
 	}
 	if err != nil {
-		r.logger.Error("rendering the OCL metrics failed; serving the previous render", "err", err)
+		r.fail(err)
 		return gen
 	}
+	r.failure.Store(nil)
 	encoded := text.Bytes()
 	r.text.Store(&encoded)
 	if ready {
 		r.readyRendered.Store(true)
 	}
 	return gen
+}
+
+// fail keeps the error for Failure and logs it, cut to failureLogBytes,
+// when it differs from the last one logged or that was failureLogEvery ago.
+func (r *Renderer) fail(err error) {
+	msg := err.Error()
+	r.failure.Store(&msg)
+	if msg == r.logged && time.Since(r.loggedAt) < failureLogEvery {
+		return
+	}
+	r.logged, r.loggedAt = msg, time.Now()
+	if len(msg) > failureLogBytes {
+		msg = fmt.Sprintf("%s... (%d more bytes)", strings.ToValidUTF8(msg[:failureLogBytes], ""), len(msg)-failureLogBytes)
+	}
+	r.logger.Error("rendering the OCL metrics failed; serving the previous render until it succeeds", "err", msg)
+}
+
+// Failure is the error of the last render, empty after a good one.
+func (r *Renderer) Failure() string {
+	if msg := r.failure.Load(); msg != nil {
+		return *msg
+	}
+	return ""
 }
 
 // WriteText writes the latest render in the text exposition format, as it

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/source"
@@ -82,5 +85,47 @@ func TestRendererFollowsGeneration(t *testing.T) {
 	waitFor(1)
 	if n := testutil.CollectAndCount(New(src, DefaultOptions), "ocl_exporter_resource_available"); n != 1 {
 		t.Errorf("direct collection has %d series", n)
+	}
+}
+
+// TestFailingRenderIsReportedAndLoggedBriefly: a view that yields duplicate
+// series (two copies of one MachineOSConfig) fails every render; the
+// renderer says so for /readyz and logs one short line, not kilobytes on
+// every retry.
+func TestFailingRenderIsReportedAndLoggedBriefly(t *testing.T) {
+	var cluster analysis.Cluster
+	for range 200 {
+		cluster.MachineOSConfigs = append(cluster.MachineOSConfigs, &mcfgv1.MachineOSConfig{
+			ObjectMeta: metav1.ObjectMeta{Name: "infra"},
+			Spec:       mcfgv1.MachineOSConfigSpec{MachineConfigPool: mcfgv1.MachineConfigPoolReference{Name: "infra"}},
+		})
+	}
+	src := &changing{view: view{cluster: &cluster}}
+	var logs bytes.Buffer
+	r, err := NewRenderer(New(src, DefaultOptions), src, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	r.Run(ctx, 5*time.Millisecond) // retries while not ready
+	if r.Ready() {
+		t.Error("ready although no render succeeded")
+	}
+	if f := r.Failure(); !strings.Contains(f, "was collected before with the same name and label values") {
+		t.Errorf("Failure() = %.200q", f)
+	}
+	if n := strings.Count(logs.String(), "rendering the OCL metrics failed"); n != 1 {
+		t.Errorf("%d log lines for one repeated failure, want 1", n)
+	}
+	if logs.Len() > 2048 {
+		t.Errorf("the failure logged %d bytes", logs.Len())
+	}
+
+	cluster.MachineOSConfigs = cluster.MachineOSConfigs[:1]
+	src.gen.Add(1)
+	r.render()
+	if f := r.Failure(); f != "" || !r.Ready() {
+		t.Errorf("after a good render: failure %q, ready %v", f, r.Ready())
 	}
 }

@@ -27,9 +27,24 @@ const (
 	// DefaultAuthCacheSize bounds the decisions kept (token hash, verb,
 	// path), so a flood of made-up tokens cannot grow memory.
 	DefaultAuthCacheSize = 1024
+	// DefaultAuthNegativeTTL is how long an invalid token stays refused
+	// without a new review: long enough that a flood of one made-up token
+	// costs one review every few seconds, short enough that a token that
+	// was not valid yet (clock skew) soon is.
+	DefaultAuthNegativeTTL = 10 * time.Second
+	// DefaultMaxConcurrentReviews bounds reviews in flight, so a flood of
+	// made-up tokens cannot queue without end or load the API server.
+	DefaultMaxConcurrentReviews = 8
 	// authReviewTimeout bounds one TokenReview plus SubjectAccessReview.
 	authReviewTimeout = 10 * time.Second
+	// reviewQueueWait is the longest a request waits for a free review
+	// slot before it gets 429: long enough for the queue ahead of a valid
+	// scrape during a flood to drain, short of a scrape timeout.
+	reviewQueueWait = 2 * time.Second
 )
+
+// errBusy: every review slot stayed taken for reviewQueueWait.
+var errBusy = errors.New("too many token reviews in flight")
 
 // PublicPaths stay reachable without a token: the kubelet probes them and
 // carries no credentials.
@@ -48,8 +63,19 @@ type KubernetesAuthConfig struct {
 	Client Reviewer
 	// CacheTTL is how long a decision is reused; 0 means DefaultAuthCacheTTL.
 	CacheTTL time.Duration
-	// CacheSize bounds the cached decisions; 0 means DefaultAuthCacheSize.
+	// CacheSize bounds the cached decisions, and separately the cached
+	// refusals of invalid tokens; 0 means DefaultAuthCacheSize.
 	CacheSize int
+	// NegativeTTL is how long an invalid token's refusal is reused; 0
+	// means DefaultAuthNegativeTTL.
+	NegativeTTL time.Duration
+	// MaxConcurrentReviews bounds reviews in flight; 0 means
+	// DefaultMaxConcurrentReviews.
+	MaxConcurrentReviews int
+	// Audiences, when set, are sent with every TokenReview: only tokens
+	// issued for one of them are accepted. Empty means the API server's
+	// own audience, which service account tokens carry by default.
+	Audiences []string
 	Logger    *slog.Logger
 	// Now is the clock; nil means time.Now. Tests set it.
 	Now func() time.Time
@@ -60,15 +86,22 @@ type KubernetesAuthConfig struct {
 // goes to a TokenReview, the user it names to a SubjectAccessReview for the
 // lower-cased HTTP method (GET: "get") on the request path as a
 // nonResourceURL. No or an invalid token: 401; denied: 403; the API server
-// unreachable: 500, not cached. Decisions are cached for a short time under
-// a SHA-256 hash of the token: the token itself is neither kept nor logged.
+// unreachable: 500, not cached; all review slots busy: 429. Decisions are
+// cached for a short time under a SHA-256 hash of the token: the token
+// itself is neither kept nor logged. Refusals of invalid tokens live in a
+// cache of their own, so a flood of made-up tokens cannot evict the
+// decisions of valid ones.
 type KubernetesAuth struct {
-	client Reviewer
-	logger *slog.Logger
-	now    func() time.Time
-	ttl    time.Duration
-	cache  *decisionCache
-	flight singleflight.Group
+	client    Reviewer
+	logger    *slog.Logger
+	now       func() time.Time
+	ttl       time.Duration
+	negTTL    time.Duration
+	audiences []string
+	cache     *decisionCache
+	negative  *decisionCache
+	reviews   chan struct{} // a slot per review in flight
+	flight    singleflight.Group
 }
 
 // NewKubernetesAuth checks the configuration and builds the middleware.
@@ -76,10 +109,11 @@ func NewKubernetesAuth(cfg KubernetesAuthConfig) (*KubernetesAuth, error) {
 	if cfg.Client == nil {
 		return nil, errors.New("kubernetes authentication needs an API client")
 	}
-	if cfg.CacheTTL < 0 || cfg.CacheSize < 0 {
-		return nil, fmt.Errorf("kubernetes authentication: negative cache TTL %s or size %d", cfg.CacheTTL, cfg.CacheSize)
+	if cfg.CacheTTL < 0 || cfg.CacheSize < 0 || cfg.NegativeTTL < 0 || cfg.MaxConcurrentReviews < 0 {
+		return nil, fmt.Errorf("kubernetes authentication: negative cache TTL %s or %s, cache size %d or concurrent reviews %d",
+			cfg.CacheTTL, cfg.NegativeTTL, cfg.CacheSize, cfg.MaxConcurrentReviews)
 	}
-	a := &KubernetesAuth{client: cfg.Client, logger: cfg.Logger, now: cfg.Now, ttl: cfg.CacheTTL}
+	a := &KubernetesAuth{client: cfg.Client, logger: cfg.Logger, now: cfg.Now, ttl: cfg.CacheTTL, negTTL: cfg.NegativeTTL, audiences: cfg.Audiences}
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)
 	}
@@ -89,11 +123,19 @@ func NewKubernetesAuth(cfg KubernetesAuthConfig) (*KubernetesAuth, error) {
 	if a.ttl == 0 {
 		a.ttl = DefaultAuthCacheTTL
 	}
+	if a.negTTL == 0 {
+		a.negTTL = DefaultAuthNegativeTTL
+	}
 	size := cfg.CacheSize
 	if size == 0 {
 		size = DefaultAuthCacheSize
 	}
-	a.cache = newDecisionCache(size)
+	a.cache, a.negative = newDecisionCache(size), newDecisionCache(size)
+	slots := cfg.MaxConcurrentReviews
+	if slots == 0 {
+		slots = DefaultMaxConcurrentReviews
+	}
+	a.reviews = make(chan struct{}, slots)
 	return a, nil
 }
 
@@ -114,6 +156,12 @@ func (a *KubernetesAuth) Wrap(next http.Handler) http.Handler {
 		}
 		key := decisionKey{token: sha256.Sum256([]byte(token)), verb: strings.ToLower(r.Method), path: r.URL.Path}
 		d, err := a.decide(r.Context(), key, token)
+		if errors.Is(err, errBusy) {
+			a.logger.Debug("refusing a request: every token review slot is busy", "path", key.path)
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "Too Many Requests: token reviews are saturated, retry later", http.StatusTooManyRequests)
+			return
+		}
 		if err != nil {
 			a.logger.Warn("cannot review the scrape's token; is the API server reachable and may the exporter create tokenreviews and subjectaccessreviews?",
 				"verb", key.verb, "path", key.path, "err", err)
@@ -156,8 +204,19 @@ func (a *KubernetesAuth) decide(ctx context.Context, key decisionKey, token stri
 	if d, ok := a.cache.get(key, now); ok {
 		return d, nil
 	}
+	if d, ok := a.negative.get(key, now); ok {
+		return d, nil
+	}
 	flightKey := hex.EncodeToString(key.token[:]) + " " + key.verb + " " + key.path
 	v, err, _ := a.flight.Do(flightKey, func() (any, error) {
+		wait := time.NewTimer(reviewQueueWait)
+		defer wait.Stop()
+		select {
+		case a.reviews <- struct{}{}:
+			defer func() { <-a.reviews }()
+		case <-wait.C:
+			return decision{}, errBusy
+		}
 		// Detached from the first caller, so its disconnect does not fail
 		// the others waiting on the same review.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), authReviewTimeout)
@@ -166,7 +225,11 @@ func (a *KubernetesAuth) decide(ctx context.Context, key decisionKey, token stri
 		if err != nil {
 			return decision{}, err
 		}
-		a.cache.put(key, d, a.now().Add(a.ttl))
+		if d.authenticated {
+			a.cache.put(key, d, a.now().Add(a.ttl))
+		} else {
+			a.negative.put(key, d, a.now().Add(a.negTTL))
+		}
 		return d, nil
 	})
 	if err != nil {
@@ -177,7 +240,7 @@ func (a *KubernetesAuth) decide(ctx context.Context, key decisionKey, token stri
 
 func (a *KubernetesAuth) review(ctx context.Context, token, verb, path string) (decision, error) {
 	tr, err := a.client.CreateTokenReview(ctx,
-		&authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token}})
+		&authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: token, Audiences: a.audiences}})
 	if err != nil {
 		return decision{}, fmt.Errorf("tokenreview: %w", err)
 	}

@@ -120,7 +120,7 @@ func newAuthFixture(t *testing.T, size int) *authFixture {
 	t.Helper()
 	fx := &authFixture{cluster: newFakeCluster(), clock: &clock{t: time.Unix(1_700_000_000, 0)}, logs: &bytes.Buffer{}}
 	auth, err := NewKubernetesAuth(KubernetesAuthConfig{
-		Client: clientset{fx.cluster.client()}, CacheTTL: time.Minute, CacheSize: size, Now: fx.clock.now,
+		Client: clientset{fx.cluster.client()}, CacheTTL: time.Minute, NegativeTTL: time.Minute, CacheSize: size, Now: fx.clock.now,
 		Logger: slog.New(slog.NewTextHandler(fx.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
@@ -238,7 +238,7 @@ func TestKubernetesAuthCacheIsBounded(t *testing.T) {
 	for i := range 10 {
 		fx.do("GET", "/metrics", fmt.Sprintf("Bearer made-up-%d", i))
 	}
-	if n := fx.auth.cache.len(); n != 2 {
+	if n := fx.auth.negative.len(); n != 2 {
 		t.Errorf("cache holds %d decisions, want the bound 2", n)
 	}
 	// The least recently used decision went first: token 9 is still

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -79,14 +80,23 @@ var gzipWriters = sync.Pool{New: func() any {
 	return gz
 }}
 
-// acceptsGzip reads an Accept-Encoding header: gzip unless refused by q=0.
+// acceptsGzip reads an Accept-Encoding header (RFC 9110 12.5.3): gzip when
+// listed with a quality above 0. "q" and "Q" are both the quality; "0",
+// "0.", "0.0" up to "0.000" all refuse, and so does a malformed quality.
 func acceptsGzip(header string) bool {
 	for _, part := range strings.Split(header, ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(coding), "gzip") {
-			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		coding, params, _ := strings.Cut(part, ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
 		}
+		for _, p := range strings.Split(params, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			if strings.EqualFold(strings.TrimSpace(k), "q") {
+				q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				return err == nil && q > 0 && q <= 1
+			}
+		}
+		return true
 	}
 	return false
 }

@@ -126,6 +126,8 @@ func TestAcceptsGzip(t *testing.T) {
 	for header, want := range map[string]bool{
 		"": false, "gzip": true, "GZIP": true, "br, gzip": true, "gzip;q=0": false, "gzip; q=0.000": false,
 		"gzip;q=0.5": true, "deflate": false, "x-gzip": false,
+		"gzip;q=0.": false, "gzip;Q=0": false, "gzip; Q = 0.00": false, "gzip;q=1": true, "gzip;q=1.000": true,
+		"gzip;q=abc": false, "gzip;q=-1": false, "gzip;q=NaN": false, "gzip;level=1;q=0": false, "identity, gzip ; q=0.001": true,
 	} {
 		if got := acceptsGzip(header); got != want {
 			t.Errorf("acceptsGzip(%q) = %v, want %v", header, got, want)

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -21,6 +24,9 @@ import (
 type Readiness interface {
 	Ready() bool
 	Status() []source.ResourceStatus
+	// RenderFailure is why the last render of the metrics failed, empty
+	// when it succeeded.
+	RenderFailure() string
 }
 
 // Config is what the handler serves.
@@ -40,21 +46,26 @@ type Config struct {
 }
 
 // Handler routes /metrics (or MetricsPath), /healthz, /readyz and the
-// landing page.
+// landing page. Everything it serves is read-only: GET and HEAD are
+// answered, any other method gets 405 with an Allow header.
 func Handler(cfg Config) (http.Handler, error) {
+	if err := CheckMetricsPath(cfg.MetricsPath); err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
-	mux.Handle(cfg.MetricsPath, promhttp.InstrumentMetricHandler(cfg.Registry, metricsHandler(cfg)))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	// "GET /x" also matches HEAD; the mux answers other methods with 405.
+	mux.Handle("GET "+cfg.MetricsPath, promhttp.InstrumentMetricHandler(cfg.Registry, metricsHandler(cfg)))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("/readyz", readyz(cfg.Readiness))
+	mux.HandleFunc("GET /readyz", readyz(cfg.Readiness))
 	links := []web.LandingLinks{
 		{Address: cfg.MetricsPath, Text: "Metrics"},
 		{Address: "/readyz", Text: "Readiness", Description: "200 once every watched resource has synced or was reported unavailable."},
 		{Address: "/healthz", Text: "Health"},
 	}
 	if cfg.Status != nil {
-		mux.Handle(StatusPath, statusPage(cfg.Status, cfg.Logger))
+		mux.Handle("GET "+StatusPath, statusPage(cfg.Status, cfg.Logger))
 		links = append([]web.LandingLinks{{Address: StatusPath, Text: "Status", Description: "What is wrong with image mode on this cluster, stage by stage per pool, and what to do."}}, links...)
 	}
 	if cfg.MetricsPath != "/" {
@@ -67,14 +78,42 @@ func Handler(cfg Config) (http.Handler, error) {
 		if err != nil {
 			return nil, fmt.Errorf("building the landing page: %w", err)
 		}
-		mux.Handle("/", landing)
+		mux.Handle("GET /", landing)
 	}
 	return mux, nil
 }
 
+// reservedPaths are served whatever --web.telemetry-path says.
+var reservedPaths = []string{"/healthz", "/readyz"}
+
+// CheckMetricsPath accepts an absolute, clean path that is a literal
+// pattern of http.ServeMux (no spaces, no {wildcards}) and is not one of
+// the health endpoints: anything else would make the mux panic or never
+// match.
+func CheckMetricsPath(p string) error {
+	const accepted = "a clean absolute path such as /metrics (no //, /./ or /../, spaces or braces), other than /healthz and /readyz"
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("--web.telemetry-path %q must be %s", p, accepted)
+	case strings.ContainsAny(p, " \t\r\n{}"), !utf8.ValidString(p), !clean(p):
+		return fmt.Errorf("--web.telemetry-path %q must be %s", p, accepted)
+	case slices.Contains(reservedPaths, strings.TrimSuffix(p, "/")):
+		return fmt.Errorf("--web.telemetry-path %q collides with the health endpoint; it must be %s", p, accepted)
+	}
+	return nil
+}
+
+// clean is true for a path that path.Clean keeps, but for a trailing slash.
+func clean(p string) bool {
+	c := path.Clean(p)
+	return p == c || (c != "/" && p == c+"/")
+}
+
 // readyz answers 200 once the view is complete, else 503 naming what the
 // exporter still waits for, so a stuck rollout of the exporter explains
-// itself in `oc describe pod`.
+// itself in `oc describe pod`. The path is public, so it names resources
+// and states only: the reasons (API server addresses, error text) are in
+// the log, where the source and the renderer write them as they happen.
 func readyz(r Readiness) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		var b strings.Builder
@@ -83,14 +122,20 @@ func readyz(r Readiness) http.HandlerFunc {
 			case st.Synced && st.Available:
 				continue
 			case st.Synced:
-				fmt.Fprintf(&b, "%s: serving the last known state: %s\n", st.Resource, st.Reason)
+				fmt.Fprintf(&b, "%s: serving the last known state\n", st.Resource)
 			case st.Settled():
-				fmt.Fprintf(&b, "%s: unavailable: %s\n", st.Resource, st.Reason)
+				fmt.Fprintf(&b, "%s: unavailable (%s)\n", st.Resource, st.Problem)
 			case st.Seen:
-				fmt.Fprintf(&b, "%s: waiting: %s\n", st.Resource, st.Reason)
+				fmt.Fprintf(&b, "%s: waiting\n", st.Resource)
 			default:
 				fmt.Fprintf(&b, "%s: waiting for the first list\n", st.Resource)
 			}
+		}
+		if r.RenderFailure() != "" {
+			b.WriteString("metrics: the last render failed\n")
+		}
+		if b.Len() > 0 {
+			b.WriteString("(the exporter's log has the details)\n")
 		}
 		if !r.Ready() {
 			w.WriteHeader(http.StatusServiceUnavailable)

@@ -1,6 +1,9 @@
 package source
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +24,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 )
 
 // kind describes how a snapshot document of one group and kind is loaded.
@@ -57,6 +62,9 @@ func OpenSnapshot(p string, logger *slog.Logger) (*Memory, error) {
 		return nil, fmt.Errorf("reading snapshot: %w", err)
 	}
 	fsys, root := os.DirFS(p), "."
+	if !info.IsDir() && !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("snapshot %s is a %s, not a file or a directory", p, fileType(info.Mode()))
+	}
 	if !info.IsDir() {
 		fsys, root = os.DirFS(filepath.Dir(p)), filepath.Base(p)
 	}
@@ -67,13 +75,64 @@ func OpenSnapshot(p string, logger *slog.Logger) (*Memory, error) {
 	return NewMemory(objs)
 }
 
+// MaxFileBytes bounds one snapshot file: a larger file is an error naming
+// it, and no file is read past the bound, whatever its size claims to be
+// (a file that grows, a link to /proc). The largest `oc get -o yaml` of
+// the kinds the exporter reads stays far below it even at 10,000 nodes.
+const MaxFileBytes = 256 << 20
+
 // Load reads every .yaml, .yml and .json file at or under root: single
 // objects, kind: List, multi-document files and `oc get -o yaml` output. A
 // document it cannot read is an error naming the file and the document;
-// kinds the exporter does not use are skipped. Secrets, ConfigMaps, Nodes
-// and MachineConfigs are kept as metadata only, data never leaves this
-// function. When the same object appears twice, the last one read wins.
+// kinds the exporter does not use are skipped, and so are paths that are
+// not regular files (FIFOs, devices, sockets, links to them), with a
+// warning naming them. Secrets, ConfigMaps, Nodes and MachineConfigs are
+// kept as metadata only, data never leaves this function. When the same
+// object appears twice, the last one read wins.
 func Load(fsys fs.FS, root string, logger *slog.Logger) ([]runtime.Object, error) {
+	return loader{maxBytes: MaxFileBytes, logger: logger}.load(fsys, root)
+}
+
+type loader struct {
+	maxBytes int64
+	logger   *slog.Logger
+}
+
+func (l loader) load(fsys fs.FS, root string) ([]runtime.Object, error) {
+	files, err := l.files(fsys, root)
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[string]runtime.Object{}
+	var order []string
+	var older olderObjects
+	for _, f := range files {
+		objs, err := l.loadFile(fsys, f, &older)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			k := key(o)
+			if _, dup := byKey[k]; dup {
+				l.logger.Debug("snapshot object appears more than once; keeping the last", "object", k, "file", f)
+			} else {
+				order = append(order, k)
+			}
+			byKey[k] = o
+		}
+	}
+	older.report(l.logger)
+	out := make([]runtime.Object, 0, len(order))
+	for _, k := range order {
+		out = append(out, byKey[k])
+	}
+	return out, nil
+}
+
+// files lists the regular files to read, in lexical order. It follows
+// links to learn what a path is, but never opens anything but a regular
+// file: opening a FIFO blocks for ever, and /dev/zero never ends.
+func (l loader) files(fsys fs.FS, root string) ([]string, error) {
 	var files []string
 	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -81,9 +140,25 @@ func Load(fsys fs.FS, root string, logger *slog.Logger) ([]runtime.Object, error
 		}
 		switch strings.ToLower(path.Ext(p)) {
 		case ".yaml", ".yml", ".json":
-			if !d.IsDir() {
-				files = append(files, p)
-			}
+		default:
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, err := fs.Stat(fsys, p) // follows links
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		switch {
+		case info.IsDir():
+			return nil
+		case !info.Mode().IsRegular():
+			l.logger.Warn("skipping a snapshot path that is not a regular file", "file", p, "type", fileType(info.Mode()))
+		case info.Size() > l.maxBytes:
+			return fmt.Errorf("%s: %d bytes, more than the %d a snapshot file may hold: split it, or leave out the kinds the exporter does not read", p, info.Size(), l.maxBytes)
+		default:
+			files = append(files, p)
 		}
 		return nil
 	})
@@ -94,30 +169,22 @@ func Load(fsys fs.FS, root string, logger *slog.Logger) ([]runtime.Object, error
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no .yaml, .yml or .json files under %q", root)
 	}
-	byKey := map[string]runtime.Object{}
-	var order []string
-	var older olderObjects
-	for _, f := range files {
-		objs, err := loadFile(fsys, f, logger, &older)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range objs {
-			k := key(o)
-			if _, dup := byKey[k]; dup {
-				logger.Debug("snapshot object appears more than once; keeping the last", "object", k, "file", f)
-			} else {
-				order = append(order, k)
-			}
-			byKey[k] = o
-		}
+	return files, nil
+}
+
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	default:
+		return m.Type().String()
 	}
-	older.report(logger)
-	out := make([]runtime.Object, 0, len(order))
-	for _, k := range order {
-		out = append(out, byKey[k])
-	}
-	return out, nil
 }
 
 func key(o runtime.Object) string {
@@ -125,26 +192,49 @@ func key(o runtime.Object) string {
 	return o.GetObjectKind().GroupVersionKind().GroupKind().String() + "/" + m.GetNamespace() + "/" + m.GetName()
 }
 
-func loadFile(fsys fs.FS, name string, logger *slog.Logger, older *olderObjects) ([]runtime.Object, error) {
+// fileState collects what one file's documents have in common, to log it
+// once per file rather than once per object.
+type fileState struct {
+	name           string
+	strayNamespace []string // cluster-scoped objects that named a namespace
+	skipped        map[string]int
+	older          *olderObjects // shared by every file of a load
+	logger         *slog.Logger
+}
+
+func newFileState(name string, older *olderObjects, logger *slog.Logger) *fileState {
+	return &fileState{name: name, skipped: map[string]int{}, older: older, logger: logger}
+}
+
+func (st *fileState) merge(o *fileState) {
+	st.strayNamespace = append(st.strayNamespace, o.strayNamespace...)
+	for k, n := range o.skipped {
+		st.skipped[k] += n
+	}
+}
+
+func (l loader) loadFile(fsys fs.FS, name string, older *olderObjects) ([]runtime.Object, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	limited := &io.LimitedReader{R: f, N: l.maxBytes + 1}
+	tooLarge := func() error {
+		return fmt.Errorf("%s: more than the %d bytes a snapshot file may hold: split it, or leave out the kinds the exporter does not read", name, l.maxBytes)
+	}
+	st := newFileState(name, older, l.logger)
+	next := st.documents(limited)
 	var out []runtime.Object
 	for doc := 1; ; doc++ {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, fmt.Errorf("%s: document %d: not valid YAML or JSON: %w", name, doc, err)
+		objs, err := next()
+		if limited.N <= 0 {
+			return nil, tooLarge()
 		}
-		if len(u.Object) == 0 {
-			continue // an empty document, e.g. a trailing ---
+		if errors.Is(err, io.EOF) {
+			st.log(l.logger)
+			return out, nil
 		}
-		objs, err := convertDocument(u, logger, older)
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", name, doc, err)
 		}
@@ -152,38 +242,144 @@ func loadFile(fsys fs.FS, name string, logger *slog.Logger, older *olderObjects)
 	}
 }
 
-func convertDocument(u *unstructured.Unstructured, logger *slog.Logger, older *olderObjects) ([]runtime.Object, error) {
-	if _, isList := u.Object["items"]; isList {
-		list, err := u.ToList()
-		if err != nil {
-			return nil, fmt.Errorf("reading %s items: %w", u.GetKind(), err)
-		}
-		var out []runtime.Object
-		for i := range list.Items {
-			objs, err := convertDocument(&list.Items[i], logger, older)
-			if err != nil {
-				return nil, fmt.Errorf("item %d: %w", i, err)
+// documents returns a reader of r's documents, one per call, io.EOF after
+// the last. A document is kept as bytes until its kind is known: most of
+// a must-gather is kinds the exporter skips, and raw bytes cost a fraction
+// of the maps they would decode into.
+func (st *fileState) documents(r io.Reader) func() ([]runtime.Object, error) {
+	stream, _, isJSON := utilyaml.GuessJSONStream(r, 4096)
+	if isJSON {
+		dec := json.NewDecoder(stream)
+		return func() ([]runtime.Object, error) {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, notValid(err)
 			}
+			return st.convert(raw)
+		}
+	}
+	yr := utilyaml.NewYAMLReader(bufio.NewReader(stream))
+	return func() ([]runtime.Object, error) {
+		doc, err := yr.Read()
+		if err != nil {
+			return nil, notValid(err)
+		}
+		return st.convertYAML(doc)
+	}
+}
+
+func notValid(err error) error {
+	if errors.Is(err, io.EOF) {
+		return err
+	}
+	return fmt.Errorf("not valid YAML or JSON: %w", err)
+}
+
+// convertYAML reads a List in the shape `oc get -o yaml` writes one item
+// at a time (splitYAMLList), and anything else, or a List whose items do
+// not stand alone (anchors), whole.
+func (st *fileState) convertYAML(doc []byte) ([]runtime.Object, error) {
+	if head, items, ok := splitYAMLList(doc); ok {
+		part := newFileState(st.name, st.older, st.logger)
+		if objs, err := part.convertItems(head, items); err == nil {
+			st.merge(part)
+			return objs, nil
+		}
+	}
+	raw, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, notValid(err)
+	}
+	return st.convert(raw)
+}
+
+func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object, error) {
+	if raw, err := yaml.YAMLToJSON(head); err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		return nil, errors.New("the List is not a map")
+	}
+	return st.convertEach(len(items), func(i int) ([]byte, error) {
+		item := items[i]
+		items[i] = nil // let the text go as soon as it is read
+		return yaml.YAMLToJSON(item)
+	})
+}
+
+// convertEach converts the n items of a List that item(i) returns as JSON,
+// naming the item in errors.
+func (st *fileState) convertEach(n int, item func(i int) ([]byte, error)) ([]runtime.Object, error) {
+	var out []runtime.Object
+	for i := range n {
+		raw, err := item(i)
+		if err == nil {
+			var objs []runtime.Object
+			objs, err = st.convert(raw)
 			out = append(out, objs...)
 		}
-		return out, nil
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
 	}
-	gvk := u.GroupVersionKind()
-	if gvk.Kind == "" || u.GetAPIVersion() == "" {
+	return out, nil
+}
+
+func (st *fileState) log(logger *slog.Logger) {
+	if n := len(st.strayNamespace); n > 0 {
+		logger.Warn("cluster-scoped objects in a snapshot file carry metadata.namespace; ignoring it, as the API server would",
+			"file", st.name, "objects", n, "first", st.strayNamespace[0])
+	}
+	if len(st.skipped) > 0 {
+		logger.Debug("skipped kinds the exporter does not use", "file", st.name, "kinds", st.skipped)
+	}
+}
+
+// typeMeta is all that is read of a document before its kind is known.
+type typeMeta struct {
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	Items      json.RawMessage `json:"items"`
+}
+
+func (st *fileState) convert(raw json.RawMessage) ([]runtime.Object, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == "{}" {
+		return nil, nil // an empty document, e.g. a trailing ---
+	}
+	if raw[0] != '{' {
+		return nil, fmt.Errorf("a %s, not a Kubernetes object", jsonType(raw))
+	}
+	var tm typeMeta
+	if err := json.Unmarshal(raw, &tm); err != nil {
+		return nil, fmt.Errorf("reading apiVersion and kind: %w", err)
+	}
+	if tm.Items != nil {
+		return st.convertList(tm)
+	}
+	gv, err := schema.ParseGroupVersion(tm.APIVersion)
+	if tm.Kind == "" || tm.APIVersion == "" || err != nil {
 		return nil, errors.New("no apiVersion or kind: this is not a Kubernetes object")
 	}
+	gvk := gv.WithKind(tm.Kind)
 	k, known := kinds[gvk.GroupKind()]
 	if !known {
-		logger.Debug("skipping a kind the exporter does not use", "kind", gvk.String(), "name", u.GetName())
+		st.skipped[gvk.String()]++
 		return nil, nil
 	}
+	u := &unstructured.Unstructured{}
+	if err := utiljson.Unmarshal(raw, &u.Object); err != nil {
+		return nil, fmt.Errorf("%s: %w", gvk.Kind, err)
+	}
+	if err := checkMetadata(u); err != nil {
+		return nil, fmt.Errorf("%s %w", gvk.Kind, err)
+	}
 	if gvk.Version != k.version {
-		if known, readable := older.upgrade(u, k.version, logger); known {
+		if known, readable := st.older.upgrade(u, k.version, st.logger); known {
 			if !readable {
 				return nil, nil
 			}
-			return convertDocument(u, logger, older)
+			gvk = u.GroupVersionKind()
 		}
+	}
+	if gvk.Version != k.version {
 		return nil, fmt.Errorf("%s %q has apiVersion %s, but only %s/%s is supported (current OpenShift serves that one)",
 			gvk.Kind, u.GetName(), u.GetAPIVersion(), gvk.Group, k.version)
 	}
@@ -192,6 +388,13 @@ func convertDocument(u *unstructured.Unstructured, logger *slog.Logger, older *o
 	}
 	if k.namespaced && u.GetNamespace() == "" {
 		return nil, fmt.Errorf("%s %q has no metadata.namespace", gvk.Kind, u.GetName())
+	}
+	if !k.namespaced && u.GetNamespace() != "" {
+		// Stored under its namespace, the object would exist twice when
+		// another copy has none, and every render would fail on the
+		// duplicate series.
+		st.strayNamespace = append(st.strayNamespace, gvk.Kind+" "+u.GetName())
+		unstructured.RemoveNestedField(u.Object, "metadata", "namespace")
 	}
 	var obj runtime.Object
 	if k.new == nil {
@@ -210,4 +413,71 @@ func convertDocument(u *unstructured.Unstructured, logger *slog.Logger, older *o
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return []runtime.Object{obj}, nil
+}
+
+// convertList reads the items of a List one at a time, each as raw bytes
+// until its kind is known.
+func (st *fileState) convertList(tm typeMeta) ([]runtime.Object, error) {
+	items := bytes.TrimSpace(tm.Items)
+	if string(items) == "null" {
+		return nil, nil
+	}
+	if items[0] != '[' {
+		return nil, fmt.Errorf("%s: items is a %s, not a list of objects", orList(tm.Kind), jsonType(items))
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(items, &raws); err != nil {
+		return nil, fmt.Errorf("%s: reading items: %w", orList(tm.Kind), err)
+	}
+	return st.convertEach(len(raws), func(i int) ([]byte, error) {
+		raw := raws[i]
+		raws[i] = nil // let the bytes go as soon as they are read
+		return raw, nil
+	})
+}
+
+func orList(kind string) string {
+	if kind == "" {
+		return "List"
+	}
+	return kind
+}
+
+// checkMetadata rejects a name or namespace that is not a string, which
+// would otherwise read as missing.
+func checkMetadata(u *unstructured.Unstructured) error {
+	md := u.Object["metadata"]
+	if md == nil {
+		return nil
+	}
+	m, ok := md.(map[string]any)
+	if !ok {
+		return fmt.Errorf("metadata is a %T, not a map", md)
+	}
+	for _, f := range []string{"name", "namespace"} {
+		if v, found := m[f]; found {
+			if _, ok := v.(string); !ok {
+				return fmt.Errorf("metadata.%s is %v (a %T), not a string: quote it", f, v, v)
+			}
+		}
+	}
+	return nil
+}
+
+// jsonType names the JSON type of a value from its first byte.
+func jsonType(raw []byte) string {
+	switch raw[0] {
+	case '{':
+		return "map"
+	case '[':
+		return "list"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	default:
+		return "number"
+	}
 }

@@ -105,6 +105,11 @@ func TestLoadErrors(t *testing.T) {
 		{"no namespace", "x.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n", `x.yaml: document 1: Secret "s" has no metadata.namespace`},
 		{"schema mismatch", "x.yaml", "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineOSBuild\nmetadata: {name: b}\nspec: {machineConfig: 3}\n", `x.yaml: document 1: MachineOSBuild "b" does not match the machineconfiguration.openshift.io/v1 schema`},
 		{"bad list item", "l.yaml", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {}\n", "l.yaml: document 1: item 0: Node has no metadata.name"},
+		{"items not a list", "l.yaml", "apiVersion: v1\nkind: List\nitems: notalist\n", "l.yaml: document 1: List: items is a string, not a list of objects"},
+		{"items a map", "l.json", `{"apiVersion":"v1","kind":"NodeList","items":{"a":1}}`, "l.json: document 1: NodeList: items is a map, not a list of objects"},
+		{"numeric name", "x.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: 12345}\n", "x.yaml: document 1: Node metadata.name is 12345 (a int64), not a string: quote it"},
+		{"numeric namespace", "x.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: 7}\n", "metadata.namespace is 7 (a int64), not a string"},
+		{"a scalar", "x.yaml", "just text\n", "x.yaml: document 1: a string, not a Kubernetes object"},
 		{"nothing to read", "notes.txt", "hello", `no .yaml, .yml or .json files`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

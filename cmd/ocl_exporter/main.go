@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+	"k8s.io/client-go/rest"
 
 	"github.com/ocl-exporter/ocl_exporter/collector"
 	"github.com/ocl-exporter/ocl_exporter/examples"
@@ -59,6 +60,7 @@ type options struct {
 	renderInterval                               time.Duration
 	authKubernetes                               bool
 	authCacheTTL                                 time.Duration
+	authAudiences                                []string
 	collector                                    collector.Options
 	web                                          *web.FlagConfig
 	log                                          *promslog.Config
@@ -85,6 +87,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		BoolVar(&o.authKubernetes)
 	app.Flag("auth.kubernetes.cache-ttl", "How long an --auth.kubernetes decision is reused for the same token, verb and path.").
 		Default(server.DefaultAuthCacheTTL.String()).DurationVar(&o.authCacheTTL)
+	app.Flag("auth.kubernetes.audience", "With --auth.kubernetes, accept only tokens issued for this audience (TokenReview spec.audiences); repeatable. Default: the API server's own audience, which service account tokens carry.").
+		StringsVar(&o.authAudiences)
 	app.Flag("collector.render-interval", "How often the OCL metrics are re-rendered when the cluster changed; scrapes serve the latest render, so this bounds how far the metrics lag the cluster.").
 		Default("1s").DurationVar(&o.renderInterval)
 	app.Flag("web.enable-pprof", "Serve Go's profiles (heap, CPU, goroutines) under /debug/pprof/, behind the same TLS and auth as the metrics. Off by default.").
@@ -92,25 +96,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	flag.AddFlags(app, o.log)
 	addCommands(app, &o.tool)
+	nameParseErrors(app)
 	command, err := app.Parse(args)
 	if err != nil {
 		return nil, err
 	}
 	o.command = command
-	if o.example && o.snapshot != "" {
-		return nil, errors.New("--example and --snapshot are exclusive")
-	}
-	if o.authKubernetes && (o.example || o.snapshot != "") {
-		return nil, errors.New("--auth.kubernetes reviews tokens with a cluster's API server; offline mode (--snapshot, --example) has none: drop --auth.kubernetes, and use --web.config.file for TLS or basic auth")
-	}
-	if o.authCacheTTL <= 0 {
-		return nil, errors.New("--auth.kubernetes.cache-ttl must be positive")
-	}
-	if o.renderInterval <= 0 {
-		return nil, errors.New("--collector.render-interval must be positive")
-	}
-	if o.collector.BuildHistory < 0 {
-		return nil, errors.New("--collector.build-history must not be negative")
+	if err := validate(o); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -122,6 +115,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	o.log.Writer = stderr
 	logger := promslog.New(o.log)
+	routeKlog(logger)
 	switch o.command {
 	case diagnoseCommand:
 		return runDiagnose(ctx, o, logger)
@@ -136,7 +130,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return fmt.Errorf("--web.config.file %q: %w", *o.web.WebConfigFile, err)
 		}
 	}
-	backend, api, err := openClients(o, logger)
+	backend, restConfig, err := openClients(o, logger)
 	if err != nil {
 		return err
 	}
@@ -165,7 +159,13 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		handler = withPprof(handler)
 	}
 	if o.authKubernetes {
-		auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: api, CacheTTL: o.authCacheTTL, Logger: logger})
+		// Reviews get a client and rate limiter of their own: sharing the
+		// informers' let a token flood starve both.
+		reviews, err := server.NewReviewClient(restConfig, name+"/"+version.Version)
+		if err != nil {
+			return err
+		}
+		auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: reviews, CacheTTL: o.authCacheTTL, Audiences: o.authAudiences, Logger: logger})
 		if err != nil {
 			return err
 		}
@@ -177,7 +177,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	go releaseStartupMemory(ctx, renderer.Ready)
 	logger.Info("starting "+name, "version", version.Info(), "build_context", version.BuildContext(), "namespace", o.namespace)
 
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := server.NewHTTPServer(handler, server.DefaultTimeouts)
 	errc := make(chan error, 1)
 	go func() { errc <- web.ListenAndServe(srv, o.web, logger) }()
 	select {
@@ -229,9 +229,11 @@ type readiness struct {
 
 func (r readiness) Ready() bool { return r.renderer.Ready() }
 
-// openClients returns what the informers read through and, live, the API
-// client that also reviews scrape tokens (nil offline).
-func openClients(o *options, logger *slog.Logger) (source.Backend, *kubeapi.Client, error) {
+func (r readiness) RenderFailure() string { return r.renderer.Failure() }
+
+// openClients returns what the informers read through and, live, the
+// configuration of the API server (nil offline).
+func openClients(o *options, logger *slog.Logger) (source.Backend, *rest.Config, error) {
 	switch {
 	case o.example:
 		objs, err := source.Load(examples.Snapshot, "snapshot", logger)
@@ -256,5 +258,5 @@ func openClients(o *options, logger *slog.Logger) (source.Backend, *kubeapi.Clie
 		return nil, nil, err
 	}
 	clients, err := source.NewClients(api)
-	return clients, api, err
+	return clients, cfg, err
 }

@@ -1,0 +1,14 @@
+package main
+
+import (
+	"log/slog"
+
+	"k8s.io/klog/v2"
+)
+
+// routeKlog sends client-go's own logs (reflector errors, throttling, the
+// API server going away) through the exporter's logger, so they follow
+// --log.level and --log.format instead of klog's own text on stderr.
+func routeKlog(logger *slog.Logger) {
+	klog.SetSlogLogger(logger.With("logger", "client-go"))
+}
