@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -138,6 +140,24 @@ func Sanitize(in *unstructured.Unstructured) *unstructured.Unstructured {
 		}
 	}
 	return u
+}
+
+// LoadDir reads every YAML or JSON file of path, a file or a directory
+// tree, as the exporter's snapshot loader does.
+func LoadDir(path string) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(p)) {
+			return err
+		}
+		objs, err := LoadFile(p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, objs...)
+		return nil
+	})
+	return out, err
 }
 
 // LoadFile reads a YAML or JSON file: single objects, lists and
