@@ -103,6 +103,47 @@ func (k *Kube) Create(ctx context.Context, u *unstructured.Unstructured) error {
 	return nil
 }
 
+// Update replaces the existing object of u's kind and name with u, as a
+// client that read it first would, then its status where the kind has a
+// status subresource.
+func (k *Kube) Update(ctx context.Context, u *unstructured.Unstructured) error {
+	ri, err := k.Resource(u)
+	if err != nil {
+		return err
+	}
+	cur, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	obj := Sanitize(u)
+	obj.SetResourceVersion(cur.GetResourceVersion())
+	if u.GetKind() == "Job" { // the selector the API server generated is immutable
+		if sel, ok, _ := unstructured.NestedFieldCopy(cur.Object, "spec", "selector"); ok {
+			_ = unstructured.SetNestedField(obj.Object, sel, "spec", "selector")
+		}
+		if lbls, ok, _ := unstructured.NestedFieldCopy(cur.Object, "spec", "template", "metadata", "labels"); ok {
+			_ = unstructured.SetNestedField(obj.Object, lbls, "spec", "template", "metadata", "labels")
+		}
+	}
+	updated, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldValidation: "Strict"})
+	if err != nil {
+		return err
+	}
+	status, ok := obj.Object["status"]
+	if !ok || status == nil {
+		return nil
+	}
+	updated.Object["status"] = status
+	_, err = ri.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldValidation: "Strict"})
+	if apierrors.IsNotFound(err) { // no status subresource: the update kept it
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	return nil
+}
+
 // Remove deletes u at once (no kubelet would confirm a graceful pod
 // deletion) and waits until it is gone.
 func (k *Kube) Remove(ctx context.Context, u *unstructured.Unstructured) error {
