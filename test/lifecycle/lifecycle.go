@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -161,8 +160,8 @@ func Load(dir string) (*Lifecycle, error) {
 	return l, nil
 }
 
-// check wants stages in time order from minute 0, and expectations that
-// name minutes of the lifecycle, each minute at most once.
+// check wants stages in time order from minute 0, and an expectation for
+// every minute of the lifecycle, exactly one.
 func (l *Lifecycle) check() error {
 	if l.Start.IsZero() || l.End <= 0 || len(l.Stages) == 0 {
 		return fmt.Errorf("start, end and stages are required")
@@ -198,6 +197,11 @@ func (l *Lifecycle) check() error {
 				return fmt.Errorf("expectation %d: minute %d is already expected", i, m)
 			}
 			seen[m] = true
+		}
+	}
+	for m := 0; m <= l.End; m++ {
+		if !seen[m] {
+			return fmt.Errorf("minute %d has no expectation: say what fires at every minute, nothing included", m)
 		}
 	}
 	return nil
@@ -315,8 +319,3 @@ func setConditions(u *unstructured.Unstructured, conds []map[string]any) error {
 
 // At is the wall time of minute m.
 func (l *Lifecycle) At(m int) time.Time { return l.Start.Add(time.Duration(m) * time.Minute) }
-
-// Describe is a one-line summary for logs.
-func (l *Lifecycle) Describe() string {
-	return l.Name + ": " + strings.Join(strings.Fields(l.Description), " ")
-}
