@@ -2,15 +2,12 @@ package alerts
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/prometheus/promql/parser"
-
-	"github.com/ocl-exporter/ocl_exporter/docs"
 )
 
 // identityLabels are the labels an alert may carry from its expression:
@@ -143,17 +140,8 @@ func union(a, b []string) []string {
 // scrape target's), up, and every recording rule's result.
 func labelSources(t *testing.T) map[string][]string {
 	t.Helper()
-	f, err := os.Open("../docs/metrics.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	documented, err := docs.ReadMetrics(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string][]string{"up": {targetLabel}}
-	for name, m := range documented {
+	for name, m := range readMetricsDoc(t) {
 		out[name] = append(slices.Clone(m.Labels), targetLabel)
 	}
 	for _, g := range loadRules(t) {
