@@ -105,8 +105,9 @@ func (k *Kube) Create(ctx context.Context, u *unstructured.Unstructured) error {
 
 // Update replaces the existing object of u's kind and name with u, as a
 // client that read it first would, then its status where the kind has a
-// status subresource.
-func (k *Kube) Update(ctx context.Context, u *unstructured.Unstructured) error {
+// status subresource. With statusOnly the object itself is left alone:
+// pods and Jobs refuse most changes to their spec.
+func (k *Kube) Update(ctx context.Context, u *unstructured.Unstructured, statusOnly bool) error {
 	ri, err := k.Resource(u)
 	if err != nil {
 		return err
@@ -116,26 +117,26 @@ func (k *Kube) Update(ctx context.Context, u *unstructured.Unstructured) error {
 		return err
 	}
 	obj := Sanitize(u)
-	obj.SetResourceVersion(cur.GetResourceVersion())
-	if u.GetKind() == "Job" { // the selector the API server generated is immutable
-		if sel, ok, _ := unstructured.NestedFieldCopy(cur.Object, "spec", "selector"); ok {
-			_ = unstructured.SetNestedField(obj.Object, sel, "spec", "selector")
+	if !statusOnly {
+		obj.SetResourceVersion(cur.GetResourceVersion())
+		if u.GetKind() == "Job" { // the selector the API server generated is immutable
+			for _, f := range [][]string{{"spec", "selector"}, {"spec", "template", "metadata", "labels"}} {
+				if v, ok, _ := unstructured.NestedFieldCopy(cur.Object, f...); ok {
+					_ = unstructured.SetNestedField(obj.Object, v, f...)
+				}
+			}
 		}
-		if lbls, ok, _ := unstructured.NestedFieldCopy(cur.Object, "spec", "template", "metadata", "labels"); ok {
-			_ = unstructured.SetNestedField(obj.Object, lbls, "spec", "template", "metadata", "labels")
+		if cur, err = ri.Update(ctx, obj, metav1.UpdateOptions{FieldValidation: "Strict"}); err != nil {
+			return err
 		}
-	}
-	updated, err := ri.Update(ctx, obj, metav1.UpdateOptions{FieldValidation: "Strict"})
-	if err != nil {
-		return err
 	}
 	status, ok := obj.Object["status"]
 	if !ok || status == nil {
 		return nil
 	}
-	updated.Object["status"] = status
-	_, err = ri.UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldValidation: "Strict"})
-	if apierrors.IsNotFound(err) { // no status subresource: the update kept it
+	cur.Object["status"] = status
+	_, err = ri.UpdateStatus(ctx, cur, metav1.UpdateOptions{FieldValidation: "Strict"})
+	if apierrors.IsNotFound(err) && !statusOnly { // no status subresource: the update kept it
 		return nil
 	}
 	if err != nil {

@@ -127,7 +127,7 @@ func (k *kube) change(ctx context.Context, from, to []*unstructured.Unstructured
 		case !ok:
 			create = append(create, u)
 		case !reflect.DeepEqual(cluster.Sanitize(o).Object, cluster.Sanitize(u).Object):
-			if err := k.Update(ctx, u); err != nil {
+			if err := k.Update(ctx, u, statusOnlyChange(o, u)); err != nil {
 				return fmt.Errorf("update %s %s: %w", u.GetKind(), objectName(u), err)
 			}
 		}
@@ -142,6 +142,14 @@ func (k *kube) change(ctx context.Context, from, to []*unstructured.Unstructured
 		}
 	}
 	return k.removeAll(ctx, gone)
+}
+
+// statusOnlyChange: a and b differ in their status alone.
+func statusOnlyChange(a, b *unstructured.Unstructured) bool {
+	a, b = cluster.Sanitize(a), cluster.Sanitize(b)
+	delete(a.Object, "status")
+	delete(b.Object, "status")
+	return reflect.DeepEqual(a.Object, b.Object)
 }
 
 // paging is a Prometheus and an Alertmanager for one lifecycle, and what
