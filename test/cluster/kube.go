@@ -88,13 +88,20 @@ func (k *Kube) Create(ctx context.Context, u *unstructured.Unstructured) error {
 	if err != nil {
 		return err
 	}
-	status, ok := obj.Object["status"]
+	return writeStatus(ctx, ri, created, obj, true)
+}
+
+// writeStatus writes want's status, if it has one, onto cur through the
+// status subresource. withObject: the object was just written with that
+// status, so a kind without the subresource has it already.
+func writeStatus(ctx context.Context, ri dynamic.ResourceInterface, cur, want *unstructured.Unstructured, withObject bool) error {
+	status, ok := want.Object["status"]
 	if !ok || status == nil {
 		return nil
 	}
-	created.Object["status"] = status
-	_, err = ri.UpdateStatus(ctx, created, metav1.UpdateOptions{FieldValidation: "Strict"})
-	if apierrors.IsNotFound(err) { // no status subresource: create kept it
+	cur.Object["status"] = status
+	_, err := ri.UpdateStatus(ctx, cur, metav1.UpdateOptions{FieldValidation: "Strict"})
+	if apierrors.IsNotFound(err) && withObject {
 		return nil
 	}
 	if err != nil {
@@ -130,19 +137,7 @@ func (k *Kube) Update(ctx context.Context, u *unstructured.Unstructured, statusO
 			return err
 		}
 	}
-	status, ok := obj.Object["status"]
-	if !ok || status == nil {
-		return nil
-	}
-	cur.Object["status"] = status
-	_, err = ri.UpdateStatus(ctx, cur, metav1.UpdateOptions{FieldValidation: "Strict"})
-	if apierrors.IsNotFound(err) && !statusOnly { // no status subresource: the update kept it
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("status: %w", err)
-	}
-	return nil
+	return writeStatus(ctx, ri, cur, obj, !statusOnly)
 }
 
 // Remove deletes u at once (no kubelet would confirm a graceful pod
