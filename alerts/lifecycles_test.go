@@ -13,6 +13,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -234,7 +235,7 @@ func expectedAlerts(t *testing.T, firing []string, static map[string]map[string]
 				t.Fatalf("expected alert %s: only = matchers name an alert", f)
 			}
 			name := m.Name
-			if name == labels.MetricName {
+			if name == model.MetricNameLabel {
 				name = "alertname"
 			}
 			lbls[name] = m.Value
