@@ -237,6 +237,17 @@ func TestAnalyzeRolloutNodes(t *testing.T) {
 			wantText: "evict",
 		},
 		{
+			name: "a drain error kept by a later reset is not a failure",
+			node: rolloutNode("n", "infra", "desiredImage="+rolloutImage, "currentImage="+rolloutImage, "state=Done"),
+			mcn: []metav1.Condition{
+				{Type: "Updated", Status: "True"},
+				{Type: "Drained", Status: "False", Reason: "UpdateExecutedDrained",
+					Message: "Action during update to " + rolloutImage + ": Error: Node Drain has not succeeded. Error is: Cannot evict pod as it would violate the pod's disruption budget."},
+			},
+			layered: true,
+			want:    NodeRollout{Name: "n", Pool: "infra", ImageTracked: true, State: "Done", Phase: "Updated"},
+		},
+		{
 			name: "degraded without any message",
 			node: rolloutNode("n", "infra", "state=Degraded"),
 			want: NodeRollout{Name: "n", Pool: "infra", State: "Degraded", Failure: &NodeFailure{Class: classify.Unknown}},
