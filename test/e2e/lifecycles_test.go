@@ -174,44 +174,8 @@ type notification struct {
 func startPaging(t *testing.T, target string) *paging {
 	t.Helper()
 	dir := t.TempDir()
-	p := &paging{}
-	hook, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var n notification
-		if err := json.NewDecoder(r.Body).Decode(&n); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		n.at = time.Now()
-		p.mu.Lock()
-		p.notifications = append(p.notifications, n)
-		p.mu.Unlock()
-	})}
-	go func() { _ = srv.Serve(hook) }()
-	t.Cleanup(func() { _ = srv.Close() })
-
-	amConfig, err := scaledAlertmanagerConfig("http://" + hook.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, "alertmanager.yml"), amConfig)
-	amAddr, err := cluster.FreeAddress()
-	if err != nil {
-		t.Fatal(err)
-	}
-	am, err := cluster.StartProc(dir, "alertmanager", tools["E2E_ALERTMANAGER"],
-		"--config.file", filepath.Join(dir, "alertmanager.yml"), "--storage.path", filepath.Join(dir, "am"),
-		"--web.listen-address", amAddr, "--cluster.listen-address", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(am.Stop)
-	if err := cluster.WaitHTTP(am, http.DefaultClient, "http://"+amAddr+"/-/ready", "", time.Minute); err != nil {
-		t.Fatalf("Alertmanager refuses deploy/alertmanager/alertmanager.yaml: %v\n%s", err, am.Tail(20))
-	}
+	p, url := startWebhook(t)
+	amAddr := startAlertmanager(t, dir, url)
 
 	rulesDir := filepath.Join(dir, "rules")
 	if err := os.MkdirAll(rulesDir, 0o755); err != nil {
@@ -260,6 +224,56 @@ scrape_configs:
 		t.Fatalf("Prometheus: %v\n%s", err, prom.Tail(20))
 	}
 	return p
+}
+
+// startWebhook records what Alertmanager posts to it; it stops with the
+// test.
+func startWebhook(t *testing.T) (p *paging, url string) {
+	t.Helper()
+	p = &paging{}
+	hook, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n notification
+		if err := json.NewDecoder(r.Body).Decode(&n); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		n.at = time.Now()
+		p.mu.Lock()
+		p.notifications = append(p.notifications, n)
+		p.mu.Unlock()
+	})}
+	go func() { _ = srv.Serve(hook) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return p, "http://" + hook.Addr().String()
+}
+
+// startAlertmanager runs Alertmanager with the shipped fragment, scaled,
+// its receivers posting to url; it stops with the test.
+func startAlertmanager(t *testing.T, dir, url string) (addr string) {
+	t.Helper()
+	amConfig, err := scaledAlertmanagerConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "alertmanager.yml"), amConfig)
+	if addr, err = cluster.FreeAddress(); err != nil {
+		t.Fatal(err)
+	}
+	am, err := cluster.StartProc(dir, "alertmanager", tools["E2E_ALERTMANAGER"],
+		"--config.file", filepath.Join(dir, "alertmanager.yml"), "--storage.path", filepath.Join(dir, "am"),
+		"--web.listen-address", addr, "--cluster.listen-address", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(am.Stop)
+	if err := cluster.WaitHTTP(am, http.DefaultClient, "http://"+addr+"/-/ready", "", time.Minute); err != nil {
+		t.Fatalf("Alertmanager refuses deploy/alertmanager/alertmanager.yaml: %v\n%s", err, am.Tail(20))
+	}
+	return addr
 }
 
 // scaledAlertmanagerConfig is deploy/alertmanager/alertmanager.yaml with
@@ -417,5 +431,90 @@ func writeFile(t *testing.T, path string, b []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAlertmanagerInhibition posts alerts straight to a real Alertmanager
+// running the shipped fragment and checks which reach the receivers: the
+// inhibition rules, which the replayed incidents rarely need (the rules
+// already exclude each other), each silence what they should and only in
+// the pool they should.
+func TestAlertmanagerInhibition(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		post, heard []map[string]string
+	}{
+		{
+			name:  "the exporter down silences the rest",
+			post:  []map[string]string{{"alertname": "OCLExporterDown"}, {"alertname": "OCLNodeUpdateFailing", "pool": "infra", "node": "n1", "class": "image_not_found"}},
+			heard: []map[string]string{{"alertname": "OCLExporterDown"}},
+		},
+		{
+			name: "a missing secret silences the builder, build start and its pool's rollout, not another pool's",
+			post: []map[string]string{
+				{"alertname": "OCLMachineOSConfigSecretMissing", "machineosconfig": "infra", "pool": "infra", "field": "renderedImagePushSecret", "secret": "push"},
+				{"alertname": "OCLMachineOSBuilderNotReady"},
+				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "worker", "pool": "worker"},
+				{"alertname": "OCLRolloutStalled", "pool": "infra"},
+				{"alertname": "OCLRolloutStalled", "pool": "worker"},
+			},
+			heard: []map[string]string{
+				{"alertname": "OCLMachineOSConfigSecretMissing", "machineosconfig": "infra", "pool": "infra", "field": "renderedImagePushSecret", "secret": "push"},
+				{"alertname": "OCLRolloutStalled", "pool": "worker"},
+			},
+		},
+		{
+			name: "a failed build silences its pool's rollout alerts only",
+			post: []map[string]string{
+				{"alertname": "OCLMachineOSBuildFailed", "machineosbuild": "layered-1", "machineosconfig": "layered", "pool": "layered", "class": "containerfile_command_failed"},
+				{"alertname": "OCLPoolDegraded", "pool": "layered", "condition": "ImageBuildDegraded"},
+				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "infra", "node": "n2"},
+			},
+			heard: []map[string]string{
+				{"alertname": "OCLMachineOSBuildFailed", "machineosbuild": "layered-1", "machineosconfig": "layered", "pool": "layered", "class": "containerfile_command_failed"},
+				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "infra", "node": "n2"},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, url := startWebhook(t)
+			addr := startAlertmanager(t, t.TempDir(), url)
+			var alerts []map[string]any
+			for _, l := range tc.post {
+				labels := map[string]string{"severity": "warning", "namespace": "openshift-machine-config-operator"}
+				for k, v := range l {
+					labels[k] = v
+				}
+				alerts = append(alerts, map[string]any{"labels": labels, "annotations": map[string]string{"summary": "test"}})
+			}
+			resp, err := http.Post("http://"+addr+"/api/v2/alerts", "application/json", strings.NewReader(string(mustJSON(t, alerts))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("POST /api/v2/alerts: %s", resp.Status)
+			}
+			// Every group waits group_wait (scaled to a quarter second),
+			// then notifies once.
+			time.Sleep(3 * time.Second)
+			var heard []string
+			p.mu.Lock()
+			for _, n := range p.notifications {
+				for _, a := range n.Alerts {
+					heard = append(heard, a.Labels["alertname"]+" "+a.Labels["pool"]+" "+a.Labels["node"])
+				}
+			}
+			p.mu.Unlock()
+			var want []string
+			for _, l := range tc.heard {
+				want = append(want, l["alertname"]+" "+l["pool"]+" "+l["node"])
+			}
+			slices.Sort(heard)
+			slices.Sort(want)
+			if !slices.Equal(heard, want) {
+				t.Errorf("notified %q, want %q", heard, want)
+			}
+		})
 	}
 }
