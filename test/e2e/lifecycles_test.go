@@ -186,11 +186,9 @@ func startPaging(t *testing.T, target string) *paging {
 		t.Fatalf("no alerts/*rules.yaml: %v", err)
 	}
 	for _, f := range files {
-		b, err := scaledRules(f)
-		if err != nil {
+		if err := scaleRules(f, filepath.Join(rulesDir, filepath.Base(f))); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		writeFile(t, filepath.Join(rulesDir, filepath.Base(f)), b)
 	}
 	// One scrape per lifecycle minute, as the promtool replays assume, and
 	// the whole of it to answer: a scrape that times out on a busy machine
@@ -213,15 +211,14 @@ scrape_configs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	prom, err := cluster.StartProc(dir, "prometheus", tools["E2E_PROMETHEUS"],
+	prom, err := startServer(dir, "prometheus", tools["E2E_PROMETHEUS"], promAddr,
 		"--config.file", filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path", filepath.Join(dir, "prometheus"),
 		"--web.listen-address", promAddr, "--rules.alert.resend-delay", model.Duration(interval).String())
+	if prom != nil {
+		t.Cleanup(prom.Stop)
+	}
 	if err != nil {
 		t.Fatal(err)
-	}
-	t.Cleanup(prom.Stop)
-	if err := cluster.WaitHTTP(prom, http.DefaultClient, "http://"+promAddr+"/-/ready", "", time.Minute); err != nil {
-		t.Fatalf("Prometheus: %v\n%s", err, prom.Tail(20))
 	}
 	return p
 }
@@ -263,15 +260,14 @@ func startAlertmanager(t *testing.T, dir, url string) (addr string) {
 	if addr, err = cluster.FreeAddress(); err != nil {
 		t.Fatal(err)
 	}
-	am, err := cluster.StartProc(dir, "alertmanager", tools["E2E_ALERTMANAGER"],
+	am, err := startServer(dir, "alertmanager", tools["E2E_ALERTMANAGER"], addr,
 		"--config.file", filepath.Join(dir, "alertmanager.yml"), "--storage.path", filepath.Join(dir, "am"),
 		"--web.listen-address", addr, "--cluster.listen-address", "")
-	if err != nil {
-		t.Fatal(err)
+	if am != nil {
+		t.Cleanup(am.Stop)
 	}
-	t.Cleanup(am.Stop)
-	if err := cluster.WaitHTTP(am, http.DefaultClient, "http://"+addr+"/-/ready", "", time.Minute); err != nil {
-		t.Fatalf("Alertmanager refuses deploy/alertmanager/alertmanager.yaml: %v\n%s", err, am.Tail(20))
+	if err != nil {
+		t.Fatalf("Alertmanager refuses deploy/alertmanager/alertmanager.yaml: %v", err)
 	}
 	return addr
 }
@@ -322,42 +318,24 @@ func scaledAlertmanagerConfig(url string) ([]byte, error) {
 	return sigsyaml.Marshal(cfg)
 }
 
-// scaledRules is a rule file with every for divided by timeScale and the
-// alerts that compare with time() left out.
-func scaledRules(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var doc struct {
-		Groups []struct {
-			Name  string           `json:"name"`
-			Rules []map[string]any `json:"rules"`
-		} `json:"groups"`
-	}
-	if err := sigsyaml.UnmarshalStrict(b, &doc); err != nil {
-		return nil, err
-	}
-	for i, g := range doc.Groups {
-		var kept []map[string]any
-		for _, r := range g.Rules {
-			if expr, _ := r["expr"].(string); r["alert"] != nil && strings.Contains(expr, "time()") {
-				continue
-			}
-			for _, k := range []string{"for", "keep_firing_for"} {
-				if s, ok := r[k].(string); ok {
-					d, err := model.ParseDuration(s)
-					if err != nil {
-						return nil, fmt.Errorf("%v %s: %w", r["alert"], k, err)
-					}
-					r[k] = model.Duration(time.Duration(d) / timeScale).String()
-				}
-			}
-			kept = append(kept, r)
+// scaleRules copies a rule file with every for divided by timeScale and
+// the alerts that compare with time() left out.
+func scaleRules(from, to string) error {
+	return editRules(from, to, func(_ string, r map[string]any) (bool, error) {
+		if expr, _ := r["expr"].(string); strings.Contains(expr, "time()") {
+			return false, nil
 		}
-		doc.Groups[i].Rules = kept
-	}
-	return sigsyaml.Marshal(doc)
+		for _, k := range []string{"for", "keep_firing_for"} {
+			if s, ok := r[k].(string); ok {
+				d, err := model.ParseDuration(s)
+				if err != nil {
+					return false, fmt.Errorf("%s: %w", k, err)
+				}
+				r[k] = model.Duration(time.Duration(d) / timeScale).String()
+			}
+		}
+		return true, nil
+	})
 }
 
 // checkNotifications waits until every group Alertmanager notified about is
