@@ -1,6 +1,7 @@
 package alerts
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -19,9 +20,16 @@ import (
 // exporter replicas serves, as the deploy bundle's ServiceMonitor scrapes
 // them (Service ocl-exporter in namespace ocl-exporter). The scenario tests
 // feed the rules both replicas, so every expression must aggregate them away.
-var replicas = []map[string]string{
-	targetLabels("ocl-exporter-7d9c5b8f6-k2x9p", "10.128.2.15:29100"),
-	targetLabels("ocl-exporter-7d9c5b8f6-q7m4z", "10.131.0.22:29100"),
+var replicas = replicaTargets(0)
+
+// replicaTargets are the two replicas' target labels after generation
+// reschedules of the Deployment: new pods, new names and addresses.
+func replicaTargets(generation int) []map[string]string {
+	hash := []string{"7d9c5b8f6", "5f6d8c9b4", "64b7c9d58", "8c5d7f96b"}[generation%4]
+	return []map[string]string{
+		targetLabels("ocl-exporter-"+hash+"-k2x9p", fmt.Sprintf("10.128.2.%d:29100", 15+generation)),
+		targetLabels("ocl-exporter-"+hash+"-q7m4z", fmt.Sprintf("10.131.0.%d:29100", 22+generation)),
+	}
 }
 
 func targetLabels(pod, instance string) map[string]string {
@@ -38,18 +46,25 @@ type sample struct {
 }
 
 // scrape is what Prometheus stores after scraping both replicas serving the
-// scenario directory dir: every family the collector emits with the target
-// labels added, plus each target's up series. Sorted by series.
+// scenario directory dir.
 func scrape(t *testing.T, dir string) []sample {
 	t.Helper()
+	return scrapeTargets(t, sourcetest.Source(t, dir), replicas)
+}
+
+// scrapeTargets is what Prometheus stores after scraping targets serving
+// src: every family the collector emits with the target labels added, plus
+// each target's up series. Sorted by series.
+func scrapeTargets(t *testing.T, src collector.Source, targets []map[string]string) []sample {
+	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(collector.New(sourcetest.Source(t, dir), collector.DefaultOptions))
+	reg.MustRegister(collector.New(src, collector.DefaultOptions))
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []sample
-	for _, target := range replicas {
+	for _, target := range targets {
 		out = append(out, sample{formatSeries("up", target), 1})
 		for _, mf := range families {
 			for _, m := range mf.GetMetric() {

@@ -50,6 +50,8 @@ const (
 	labelJobName         = "job-name"
 	labelBatchJobName    = "batch.kubernetes.io/job-name"
 	reasonOOMKilled      = "OOMKilled"
+	reasonFailedCreate   = "FailedCreate"
+	kindJob              = "Job"
 	conditionInterrupted = string(mcfgv1.MachineOSBuildInterrupted)
 )
 
@@ -73,6 +75,16 @@ type Build struct {
 	// Failure is the cause of a failed or interrupted build, or of a
 	// running build whose pods fail or cannot start; nil otherwise.
 	Failure *classify.Result
+	// Stuck is why the current attempt of a running build cannot run: its
+	// pod is unschedulable or waits on a known cause (an image pull
+	// back-off never fails the pod), or the Job cannot create a pod at all
+	// (quota). The Job never fails such an attempt, so the build would
+	// wait forever. Nil otherwise.
+	Stuck *classify.Result
+	// FailedPods counts the failed build pods still present by the cause
+	// of each one's own failure, so an eviction retried before a
+	// Containerfile error stays visible next to it.
+	FailedPods map[classify.Class]int
 }
 
 // PhaseOf returns the phase of a MachineOSBuild. A synthetic pre-built
@@ -155,8 +167,12 @@ func (c *Cluster) build(b *mcfgv1.MachineOSBuild) Build {
 		Started:         timeOf(b.Status.BuildStart),
 		Ended:           timeOf(b.Status.BuildEnd),
 		PodFailures:     podFailures(job, pods),
+		FailedPods:      failedPodClasses(pods),
 	}
-	out.Failure = c.failure(b, out.Phase, out.PodFailures, job, pods)
+	if !out.Phase.terminal() {
+		out.Stuck = c.stuck(jobName(b), pods)
+	}
+	out.Failure = c.failure(b, out.Phase, out.PodFailures, out.Stuck, job, pods)
 	return out
 }
 
@@ -237,26 +253,59 @@ func podFailures(job *batchv1.Job, pods []*corev1.Pod) int {
 }
 
 // failure explains a failed or interrupted build, a running build whose
-// pods failed, and one whose pod is stuck on a known cause (an image pull
-// back-off never fails the pod, so the Job would wait forever). It
+// pods failed, and one whose current attempt is stuck. The failed pods
+// decide over a stuck one, so the class of a build that retries the same
+// error stays the same from its first failed pod to its Failed phase. It
 // returns nil for a build that is fine.
-func (c *Cluster) failure(b *mcfgv1.MachineOSBuild, phase BuildPhase, failures int, job *batchv1.Job, pods []*corev1.Pod) *classify.Result {
-	switch {
-	case phase == BuildFailed || phase == BuildInterrupted || (!phase.terminal() && failures > 0):
+func (c *Cluster) failure(b *mcfgv1.MachineOSBuild, phase BuildPhase, failures int, stuck *classify.Result, job *batchv1.Job, pods []*corev1.Pod) *classify.Result {
+	if phase == BuildFailed || phase == BuildInterrupted || (!phase.terminal() && failures > 0) {
 		r := diagnose(c.failureMessages(b, job, pods))
 		return &r
-	case !phase.terminal():
-		var msgs []classify.Message
-		for _, p := range pods {
-			if !podDone(p) {
-				msgs = append(msgs, waitingMessages(p)...)
-			}
-		}
-		if r := diagnose(msgs); r.Class != classify.Unknown {
-			return &r
+	}
+	return stuck
+}
+
+// stuck returns why a running build's attempt cannot run, or nil. With a
+// pod not finished, that pod's scheduling and waiting reasons; with none,
+// the Job's FailedCreate events since its newest pod was created (a
+// ResourceQuota refusing the pod leaves no pod at all). Only a known cause
+// counts: ContainerCreating and the like are a pod starting.
+func (c *Cluster) stuck(job string, pods []*corev1.Pod) *classify.Result {
+	var msgs []classify.Message
+	live := false
+	for _, p := range pods {
+		if !podDone(p) {
+			live = true
+			msgs = append(msgs, schedulingMessages(p)...)
+			msgs = append(msgs, waitingMessages(p)...)
 		}
 	}
+	if !live {
+		var since time.Time
+		if len(pods) > 0 {
+			since = pods[0].CreationTimestamp.Time
+		}
+		msgs = c.jobCreateFailures(job, since)
+	}
+	if r := diagnose(msgs); r.Class != classify.Unknown {
+		return &r
+	}
 	return nil
+}
+
+// failedPodClasses counts the failed pods by the cause of each.
+func failedPodClasses(pods []*corev1.Pod) map[classify.Class]int {
+	var out map[classify.Class]int
+	for _, p := range pods {
+		if p.Status.Phase != corev1.PodFailed {
+			continue
+		}
+		if out == nil {
+			out = map[classify.Class]int{}
+		}
+		out[diagnose(podMessages(p)).Class]++
+	}
+	return out
 }
 
 // diagnose returns the class of the first message with a known cause,
@@ -332,6 +381,17 @@ func terminatedMessage(container string, t *corev1.ContainerStateTerminated) cla
 	return classify.Message{Origin: origin, Reason: t.Reason, Text: t.Message}
 }
 
+// schedulingMessages is the pod's PodScheduled=False condition, read as a
+// pod status reason (Unschedulable).
+func schedulingMessages(p *corev1.Pod) []classify.Message {
+	for _, pc := range p.Status.Conditions {
+		if pc.Type == corev1.PodScheduled && pc.Status == corev1.ConditionFalse && pc.Reason != "" {
+			return []classify.Message{{Origin: classify.OriginPodStatus, Reason: pc.Reason, Text: pc.Message}}
+		}
+	}
+	return nil
+}
+
 func waitingMessages(p *corev1.Pod) []classify.Message {
 	var msgs []classify.Message
 	for _, s := range containerStatuses(p) {
@@ -353,9 +413,21 @@ func podDone(p *corev1.Pod) bool {
 // jobEventMessages are the Warning events about the Job and its pods,
 // newest first: what is left once the pods are gone.
 func (c *Cluster) jobEventMessages(job string) []classify.Message {
+	return c.jobEvents(job, func(*corev1.Event) bool { return true })
+}
+
+// jobCreateFailures are the Job controller's FailedCreate events last seen
+// after since, newest first: the pod it could not create.
+func (c *Cluster) jobCreateFailures(job string, since time.Time) []classify.Message {
+	return c.jobEvents(job, func(e *corev1.Event) bool {
+		return e.Reason == reasonFailedCreate && e.InvolvedObject.Kind == kindJob && eventLastSeen(e).After(since)
+	})
+}
+
+func (c *Cluster) jobEvents(job string, keep func(*corev1.Event) bool) []classify.Message {
 	var events []*corev1.Event
 	for _, e := range c.Events {
-		if e.Namespace == c.Namespace && e.Type == corev1.EventTypeWarning && aboutJob(e.InvolvedObject, job) {
+		if e.Namespace == c.Namespace && e.Type == corev1.EventTypeWarning && aboutJob(e.InvolvedObject, job) && keep(e) {
 			events = append(events, e)
 		}
 	}
@@ -371,7 +443,7 @@ func (c *Cluster) jobEventMessages(job string) []classify.Message {
 // named <job>-<suffix> by the Job controller.
 func aboutJob(o corev1.ObjectReference, job string) bool {
 	switch o.Kind {
-	case "Job":
+	case kindJob:
 		return o.Name == job
 	case "Pod":
 		suffix, ok := strings.CutPrefix(o.Name, job+"-")

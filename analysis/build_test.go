@@ -175,6 +175,8 @@ func TestBuildFailure(t *testing.T) {
 		events   []*corev1.Event
 		failures int
 		class    classify.Class // "" means no failure
+		stuck    classify.Class // "" means the current attempt is not stuck
+		failed   map[classify.Class]int
 	}{
 		{
 			name: "succeeded", build: buildMOSB(name, 0, BuildSucceeded),
@@ -182,7 +184,7 @@ func TestBuildFailure(t *testing.T) {
 		{
 			name: "evicted pod of a retrying build", build: buildMOSB(name, 0, BuildBuilding),
 			jobs: []*batchv1.Job{buildTestJob(name, 1)}, pods: []*corev1.Pod{evicted, running},
-			failures: 1, class: classify.PodEvicted,
+			failures: 1, class: classify.PodEvicted, failed: map[classify.Class]int{classify.PodEvicted: 1},
 		},
 		{
 			name: "running build, no failure", build: buildMOSB(name, 0, BuildBuilding),
@@ -193,17 +195,48 @@ func TestBuildFailure(t *testing.T) {
 			jobs:     []*batchv1.Job{buildTestJob(name, 4, batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"})},
 			pods:     []*corev1.Pod{evicted, unknownCommand},
 			failures: 4, class: classify.ContainerfileCommandFailed,
+			failed: map[classify.Class]int{classify.PodEvicted: 1, classify.ContainerfileCommandFailed: 1},
 		},
 		{
 			name: "OOMKilled image-build", build: buildMOSB(name, 0, BuildFailed),
 			pods:     []*corev1.Pod{oom},
-			failures: 1, class: classify.OOMKilled,
+			failures: 1, class: classify.OOMKilled, failed: map[classify.Class]int{classify.OOMKilled: 1},
 		},
 		{
 			name: "builder image pull back-off never fails the pod", build: buildMOSB(name, 0, BuildBuilding),
 			jobs:  []*batchv1.Job{buildTestJob(name, 0)},
 			pods:  []*corev1.Pod{buildTestPod(name, "eeeee", 1, buildWaitingStatus("ImagePullBackOff", `Back-off pulling image "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:1111111111111111111111111111111111111111111111111111111111111111"`))},
-			class: classify.BuilderImagePullFailed,
+			class: classify.BuilderImagePullFailed, stuck: classify.BuilderImagePullFailed,
+		},
+		{
+			name: "unschedulable pod", build: buildMOSB(name, 0, BuildBuilding),
+			jobs: []*batchv1.Job{buildTestJob(name, 0)},
+			pods: []*corev1.Pod{buildTestPod(name, "fffff", 1, corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+				Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+				Message: "0/6 nodes are available: 3 Insufficient memory, 3 node(s) had untolerated taint {node-role.kubernetes.io/master: }.",
+			}}})},
+			class: classify.PodUnschedulable, stuck: classify.PodUnschedulable,
+		},
+		{
+			name: "an eviction retried into an unschedulable pod: the failure stays the eviction", build: buildMOSB(name, 0, BuildBuilding),
+			jobs: []*batchv1.Job{buildTestJob(name, 1)},
+			pods: []*corev1.Pod{evicted, buildTestPod(name, "fffff", 2, corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+				Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/6 nodes are available",
+			}}})},
+			failures: 1, class: classify.PodEvicted, stuck: classify.PodUnschedulable, failed: map[classify.Class]int{classify.PodEvicted: 1},
+		},
+		{
+			name: "quota refuses the pod: no pod, FailedCreate on the Job", build: buildMOSB(name, 0, BuildPrepared),
+			jobs:   []*batchv1.Job{buildTestJob(name, 0)},
+			events: []*corev1.Event{quotaEvent(name, 3)},
+			class:  classify.QuotaExceeded, stuck: classify.QuotaExceeded,
+		},
+		{
+			name: "a FailedCreate older than the newest pod is over", build: buildMOSB(name, 0, BuildBuilding),
+			jobs:     []*batchv1.Job{buildTestJob(name, 1)},
+			pods:     []*corev1.Pod{unknownCommand},
+			events:   []*corev1.Event{quotaEvent(name, 1)},
+			failures: 1, class: classify.ContainerfileCommandFailed, failed: map[classify.Class]int{classify.ContainerfileCommandFailed: 1},
 		},
 		{
 			name: "pod initializing is not a failure", build: buildMOSB(name, 0, BuildBuilding),
@@ -253,10 +286,32 @@ func TestBuildFailure(t *testing.T) {
 			if class != tc.class {
 				t.Errorf("failure class = %q (%+v), want %q", class, b.Failure, tc.class)
 			}
+			var stuck classify.Class
+			if b.Stuck != nil {
+				stuck = b.Stuck.Class
+			}
+			if stuck != tc.stuck {
+				t.Errorf("stuck = %q (%+v), want %q", stuck, b.Stuck, tc.stuck)
+			}
+			if !reflect.DeepEqual(b.FailedPods, tc.failed) {
+				t.Errorf("FailedPods = %v, want %v", b.FailedPods, tc.failed)
+			}
 			if b.Phase != PhaseOf(tc.build) {
 				t.Errorf("phase = %s, want %s", b.Phase, PhaseOf(tc.build))
 			}
 		})
+	}
+}
+
+// quotaEvent is the Job controller's FailedCreate when a ResourceQuota
+// refuses the build pod, last seen at minute at.
+func quotaEvent(mosb string, at int) *corev1.Event {
+	return &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "q", Namespace: buildNS},
+		InvolvedObject: corev1.ObjectReference{Kind: "Job", Name: "build-" + mosb},
+		Type:           corev1.EventTypeWarning, Reason: "FailedCreate",
+		Message:       `Error creating: pods "build-` + mosb + `-zzzzz" is forbidden: exceeded quota: compute-resources, requested: limits.memory=4Gi, used: limits.memory=16Gi, limited: limits.memory=16Gi`,
+		LastTimestamp: buildAt(at),
 	}
 }
 

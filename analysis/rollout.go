@@ -24,6 +24,13 @@ type PoolRollout struct {
 	Name string
 	// Layered is true when a MachineOSConfig targets the pool.
 	Layered bool
+	// HasImage is true when the pool's MachineOSConfig names a current
+	// image (status.currentImagePullSpec): before its first build there is
+	// none, and no node can be on it.
+	HasImage bool
+	// Paused is spec.paused: the MCO targets no node to a new config or
+	// image until it is unpaused (builds still run).
+	Paused bool
 	// Conditions holds the status of each of PoolConditionTypes, in that
 	// order: ConditionStatusTrue, False, Unknown, or "" when the pool does
 	// not report the condition.
@@ -37,7 +44,7 @@ type MachineCounts struct {
 	Total, Ready, Updated, Unavailable, Degraded int32
 	// OnCurrentImage counts the pool's nodes whose currentImage is the
 	// MachineOSConfig's status.currentImagePullSpec. Only meaningful for a
-	// layered pool.
+	// layered pool with an image (HasImage).
 	OnCurrentImage int
 }
 
@@ -81,7 +88,9 @@ const (
 // MCDStates is the closed set of MCD states, in a stable order.
 var MCDStates = []string{MCDStateDone, MCDStateWorking, MCDStateDegraded, MCDStateUnreconcilable}
 
-// PoolConditionTypes are the pool conditions stage 3 reports.
+// PoolConditionTypes are the pool conditions stage 3 reports. The last
+// two, with NodeDegraded and RenderDegraded, are those for which the build
+// controller refuses to build (shouldPreventBuildDueToDegradation).
 var PoolConditionTypes = []mcfgv1.MachineConfigPoolConditionType{
 	mcfgv1.MachineConfigPoolUpdated,
 	mcfgv1.MachineConfigPoolUpdating,
@@ -89,6 +98,8 @@ var PoolConditionTypes = []mcfgv1.MachineConfigPoolConditionType{
 	mcfgv1.MachineConfigPoolNodeDegraded,
 	mcfgv1.MachineConfigPoolRenderDegraded,
 	mcfgv1.MachineConfigPoolImageBuildDegraded,
+	mcfgv1.MachineConfigPoolPinnedImageSetsDegraded,
+	mcfgv1.MachineConfigPoolSynchronizerDegraded,
 }
 
 // Condition statuses as label values, kube-state-metrics style.
@@ -156,6 +167,10 @@ const (
 	// failed. A reset writes False too, but keeps the old message behind
 	// "Action during update to ...", so only this prefix means failure.
 	msgPullFailed = "Failed to pull"
+	// msgDrainFailing starts the Drained condition (left Unknown) while the
+	// drain controller's attempts fail, from the first failed attempt; the
+	// MCD reports the same drain as Degraded only after an hour.
+	msgDrainFailing = "Error: Node Drain has not succeeded"
 )
 
 // AnalyzeRollout reports every pool and every node a pool manages.
@@ -211,6 +226,8 @@ func (ps *poolState) rollout() PoolRollout {
 	r := PoolRollout{
 		Name:       ps.pool.Name,
 		Layered:    ps.mosc != nil,
+		HasImage:   ps.mosc != nil && ps.mosc.Status.CurrentImagePullSpec != "",
+		Paused:     ps.pool.Spec.Paused,
 		Conditions: make([]string, len(PoolConditionTypes)),
 		Machines: MachineCounts{
 			Total:          st.MachineCount,
@@ -318,7 +335,10 @@ func updatePhase(conds []metav1.Condition) string {
 
 // nodeFailure returns why the node's update fails, or nil when it does not:
 // the MCD marked the node Degraded or Unreconcilable, or its
-// MachineConfigNode says NodeDegraded or a failed image pull. The cause is
+// MachineConfigNode says NodeDegraded, a failed image pull or a drain that
+// keeps failing. A drain blocked by a PodDisruptionBudget is thus one
+// drain_failed failure from the drain controller's first report to the
+// MCD's Degraded an hour later, not a stuck node first. The cause is
 // read from every place the MCO writes it, most detailed first: the node's
 // reason annotation (the full error, up to 2000 bytes), the
 // MachineConfigNode conditions, and what the pool's NodeDegraded message
@@ -326,9 +346,11 @@ func updatePhase(conds []metav1.Condition) string {
 func nodeFailure(n *metav1.PartialObjectMetadata, state string, conds []metav1.Condition, ps *poolState) *NodeFailure {
 	degraded := FindCondition(conds, string(mcfgv1.MachineConfigNodeNodeDegraded))
 	pulled := FindCondition(conds, string(mcfgv1.MachineConfigNodeImagePulledFromRegistry))
+	drained := FindCondition(conds, string(mcfgv1.MachineConfigNodeUpdateDrained))
 	mcnDegraded := degraded != nil && degraded.Status == metav1.ConditionTrue
 	pullFailed := pulled != nil && pulled.Status == metav1.ConditionFalse && strings.HasPrefix(pulled.Message, msgPullFailed)
-	if state != MCDStateDegraded && state != MCDStateUnreconcilable && !mcnDegraded && !pullFailed {
+	drainFailing := drained != nil && drained.Status == metav1.ConditionUnknown && strings.HasPrefix(drained.Message, msgDrainFailing)
+	if state != MCDStateDegraded && state != MCDStateUnreconcilable && !mcnDegraded && !pullFailed && !drainFailing {
 		return nil
 	}
 
@@ -349,6 +371,9 @@ func nodeFailure(n *metav1.PartialObjectMetadata, state string, conds []metav1.C
 	}
 	if pullFailed {
 		consider(mcnMessage(pulled))
+	}
+	if drainFailing {
+		consider(mcnMessage(drained))
 	}
 	if applied := FindCondition(conds, string(mcfgv1.MachineConfigNodeUpdateOS)); applied != nil &&
 		applied.Status != metav1.ConditionTrue && applied.Reason != reasonNotYetOccurred {

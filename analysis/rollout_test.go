@@ -223,6 +223,31 @@ func TestAnalyzeRolloutNodes(t *testing.T) {
 			want:    NodeRollout{Name: "n", Pool: "infra", ImageTracked: true, State: "Done", Phase: "Updated"},
 		},
 		{
+			// The drain controller's first failed attempt, as the MCO
+			// writes it: an hour before the MCD marks the node Degraded.
+			name: "a drain blocked by a PodDisruptionBudget fails from the first attempt",
+			node: rolloutNode("n", "infra", "desiredImage="+rolloutImage, "currentImage="+rolloutOld, "state=Working"),
+			mcn: []metav1.Condition{
+				{Type: "UpdateExecuted", Status: "Unknown", Reason: "Drained", Message: "Node Drain has not succeeded"},
+				{Type: "Drained", Status: "Unknown", Reason: "UpdateExecutedDrained",
+					Message: "Error: Node Drain has not succeeded. Error is: error when evicting pods/\"web-7d9f\" -n \"shop\": Cannot evict pod as it would violate the pod's disruption budget. The drain will not be complete until desired drainer drain-rendered-infra-1 matches current drainer uncordon-rendered-infra-0"},
+			},
+			layered:  true,
+			want:     NodeRollout{Name: "n", Pool: "infra", ImageTracked: true, ImageMismatch: true, State: "Working", Phase: "Drained", Failure: &NodeFailure{Class: classify.DrainFailed}},
+			wantText: "evict",
+		},
+		{
+			name: "a drain error kept by a later reset is not a failure",
+			node: rolloutNode("n", "infra", "desiredImage="+rolloutImage, "currentImage="+rolloutImage, "state=Done"),
+			mcn: []metav1.Condition{
+				{Type: "Updated", Status: "True"},
+				{Type: "Drained", Status: "False", Reason: "UpdateExecutedDrained",
+					Message: "Action during update to " + rolloutImage + ": Error: Node Drain has not succeeded. Error is: Cannot evict pod as it would violate the pod's disruption budget."},
+			},
+			layered: true,
+			want:    NodeRollout{Name: "n", Pool: "infra", ImageTracked: true, State: "Done", Phase: "Updated"},
+		},
+		{
 			name: "degraded without any message",
 			node: rolloutNode("n", "infra", "state=Degraded"),
 			want: NodeRollout{Name: "n", Pool: "infra", State: "Degraded", Failure: &NodeFailure{Class: classify.Unknown}},
@@ -280,6 +305,7 @@ func TestAnalyzeRolloutPools(t *testing.T) {
 			{Type: "ImageBuildDegraded", Status: "Bogus"},
 		},
 	}
+	infra.Spec.Paused = true
 	worker := selectingPool("worker", nodeRolePrefix+"worker")
 	worker.Status.MachineCount = 1
 	c := &Cluster{
@@ -293,8 +319,8 @@ func TestAnalyzeRolloutPools(t *testing.T) {
 		},
 	}
 	want := []PoolRollout{
-		{Name: "worker", Conditions: []string{"", "", "", "", "", ""}, Machines: MachineCounts{Total: 1}},
-		{Name: "infra", Layered: true, Conditions: []string{"false", "false", "true", "true", "false", "unknown"},
+		{Name: "worker", Conditions: []string{"", "", "", "", "", "", "", ""}, Machines: MachineCounts{Total: 1}},
+		{Name: "infra", Layered: true, HasImage: true, Paused: true, Conditions: []string{"false", "false", "true", "true", "false", "unknown", "", ""},
 			Machines: MachineCounts{Total: 3, Unavailable: 1, Degraded: 1, OnCurrentImage: 2}},
 	}
 	if got := AnalyzeRollout(c).Pools; !reflect.DeepEqual(got, want) {

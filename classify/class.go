@@ -33,6 +33,7 @@ const (
 	BuildInterrupted           Class = "build_interrupted"
 	BuilderImagePullFailed     Class = "builder_image_pull_failed"
 	QuotaExceeded              Class = "quota_exceeded"
+	PodUnschedulable           Class = "pod_unschedulable"
 )
 
 // Rollout classes: a node failed to apply the built image. ImageNotFound,
@@ -58,6 +59,7 @@ var classes = []Class{
 	BaseImagePullUnauthorized, PushUnauthorized, ImageNotFound,
 	RegistryUnreachable, RegistryTLSUntrusted, DiskFull, OOMKilled,
 	PodEvicted, BuildInterrupted, BuilderImagePullFailed, QuotaExceeded,
+	PodUnschedulable,
 
 	ImagePullUnauthorized, OSUpdateTimeout, DrainFailed,
 	UnexpectedOnDiskState, Unreconcilable,

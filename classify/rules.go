@@ -37,6 +37,11 @@ var signals = map[signal]Class{
 	{OriginEvent, "ErrImageNeverPull"}:              BuilderImagePullFailed,
 	{OriginEvent, "InspectFailed"}:                  BuilderImagePullFailed,
 
+	// The scheduler found no node for the build pod: its PodScheduled
+	// condition (read as pod status) or its FailedScheduling event.
+	{OriginPodStatus, "Unschedulable"}: PodUnschedulable,
+	{OriginEvent, "FailedScheduling"}:  PodUnschedulable,
+
 	{OriginBuildCondition, "Interrupted"}: BuildInterrupted,
 	{OriginEvent, "BuildInterrupted"}:     BuildInterrupted,
 

@@ -16,7 +16,8 @@ type buildStage struct {
 
 	phase, info               *Spec
 	created, started, ended   *Spec
-	podFailures               *Spec
+	podFailures, failedPods   *Spec
+	podStuck                  *Spec
 	failureClass, failureInfo *Spec
 	ephemeral                 *Spec
 	waiting, waitingSince     *Spec
@@ -45,6 +46,12 @@ func newBuildStage(opts Options) *buildStage {
 		podFailures: newSpec("mosb_build_pod_failures",
 			"Build pods of the MachineOSBuild's Job that failed so far (Job status.failed, else the failed pods left); the build reads Failed only after 4, so a value above 0 on a Building build means it is retrying.",
 			build...),
+		failedPods: newSpec("mosb_build_failed_pods",
+			"Failed build pods of the MachineOSBuild still present, by the parsed cause of each pod's own failure (class): an eviction the Job retried stays visible next to the error that failed the build. No series without failed pods.",
+			with("class")...),
+		podStuck: newSpec("mosb_build_pod_stuck",
+			"1 with the parsed cause (class) while the current attempt of a running MachineOSBuild cannot run: its pod is unschedulable or waits on a known cause such as an image pull back-off, or a ResourceQuota refuses to create it. The Job never fails such an attempt. No series otherwise.",
+			with("class")...),
 		failureClass: newSpec("mosb_failure_class",
 			"1 with the parsed cause (class) while the MachineOSBuild is Failed or Interrupted, or still running with failed or stuck build pods; no series while the build is fine.",
 			with("class")...),
@@ -66,7 +73,7 @@ func newBuildStage(opts Options) *buildStage {
 func (s *buildStage) specs() []*Spec {
 	return []*Spec{
 		s.phase, s.info, s.created, s.started, s.ended, s.podFailures,
-		s.failureClass, s.failureInfo, s.ephemeral, s.waiting, s.waitingSince,
+		s.failedPods, s.podStuck, s.failureClass, s.failureInfo, s.ephemeral, s.waiting, s.waitingSince,
 	}
 }
 
@@ -102,6 +109,12 @@ func (s *buildStage) collectBuild(b analysis.Build, ch chan<- prometheus.Metric)
 		}
 	}
 	ch <- s.podFailures.gauge(float64(b.PodFailures), id...)
+	for class, n := range b.FailedPods {
+		ch <- s.failedPods.gauge(float64(n), with(string(class))...)
+	}
+	if st := b.Stuck; st != nil {
+		ch <- s.podStuck.gauge(1, with(string(st.Class))...)
+	}
 	if f := b.Failure; f != nil {
 		ch <- s.failureClass.gauge(1, with(string(f.Class))...)
 		ch <- s.failureInfo.gauge(1, with(string(f.Class), f.Excerpt)...)

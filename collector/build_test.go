@@ -15,5 +15,7 @@ func TestBuildStage(t *testing.T) {
 		"stage2-base-pull-refused",
 		"stage2-interrupted",
 		"stage2-builder-image-pull",
+		"stage2-pod-unschedulable",
+		"stage2-quota-refused",
 	)
 }

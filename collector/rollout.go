@@ -10,7 +10,7 @@ import (
 // configuration and, for layered pools, the built image.
 type rolloutStage struct {
 	imageMismatch, mcdState, updatePhase, failureClass, failureInfo *Spec
-	poolCondition, poolMachines, poolLayered                        *Spec
+	poolCondition, poolMachines, poolLayered, poolPaused            *Spec
 }
 
 func newRolloutStage() *rolloutStage {
@@ -34,10 +34,13 @@ func newRolloutStage() *rolloutStage {
 			"1 for the status (true, false, unknown) of the MachineConfigPool condition, 0 for the other two; all three 0 when the pool does not report the condition.",
 			"pool", "condition", "status"),
 		poolMachines: newSpec("ocl_pool_machines",
-			"Machines of the MachineConfigPool by state: total, ready, updated, unavailable and degraded as the pool status counts them, and, for layered pools, on_current_image: nodes whose currentImage annotation is the MachineOSConfig's status.currentImagePullSpec.",
+			"Machines of the MachineConfigPool by state: total, ready, updated, unavailable and degraded as the pool status counts them, and, for layered pools whose MachineOSConfig has an image, on_current_image: nodes whose currentImage annotation is the MachineOSConfig's status.currentImagePullSpec.",
 			"pool", "state"),
 		poolLayered: newSpec("ocl_pool_layered",
 			"1 if a MachineOSConfig targets the MachineConfigPool (image mode), 0 if not.",
+			"pool"),
+		poolPaused: newSpec("ocl_pool_paused",
+			"1 if the MachineConfigPool is paused (spec.paused): the MCO targets none of its nodes to a new config or image until it is unpaused, though builds still run. 0 if not.",
 			"pool"),
 	}
 }
@@ -45,7 +48,7 @@ func newRolloutStage() *rolloutStage {
 func (s *rolloutStage) specs() []*Spec {
 	return []*Spec{
 		s.imageMismatch, s.mcdState, s.updatePhase, s.failureClass, s.failureInfo,
-		s.poolCondition, s.poolMachines, s.poolLayered,
+		s.poolCondition, s.poolMachines, s.poolLayered, s.poolPaused,
 	}
 }
 
@@ -61,6 +64,7 @@ func (s *rolloutStage) collect(c *analysis.Cluster, ch chan<- prometheus.Metric)
 
 func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus.Metric) {
 	ch <- s.poolLayered.gauge(boolean(p.Layered), p.Name)
+	ch <- s.poolPaused.gauge(boolean(p.Paused), p.Name)
 	for i, t := range analysis.PoolConditionTypes {
 		for _, st := range analysis.ConditionStatuses {
 			ch <- s.poolCondition.gauge(boolean(p.Conditions[i] == st), p.Name, string(t), st)
@@ -79,7 +83,7 @@ func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus
 	} {
 		ch <- s.poolMachines.gauge(float64(c.n), p.Name, c.state)
 	}
-	if p.Layered {
+	if p.HasImage {
 		ch <- s.poolMachines.gauge(float64(m.OnCurrentImage), p.Name, "on_current_image")
 	}
 }

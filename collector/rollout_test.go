@@ -17,6 +17,7 @@ func TestRolloutStage(t *testing.T) {
 		"healthy-rollout-done",
 		"stage3-rollout-in-progress",
 		"stage3-revert-to-non-layered",
+		"stage3-pool-paused",
 	)
 }
 

@@ -68,6 +68,23 @@ var Builds = Dashboard{
 				Targets:     []Target{{Expr: "count by (class) (" + pooled("mosb_failure_class") + ")", Legend: "{{class}}"}},
 			},
 			{
+				Kind: Table, Title: "Failed build pods by cause", Span: 6, Height: 8,
+				Description: "Failed pods of each build still present, by the cause of each pod's own failure: an eviction the Job retried shows here even when the build later failed for another reason, or succeeded.",
+				Targets:     []Target{{Expr: by("pool, machineosbuild, class", pooled("mosb_build_failed_pods"))}},
+				Columns: []Column{
+					{Title: "Pool", Label: "pool"}, {Title: "Build", Label: "machineosbuild"},
+					{Title: "Class", Label: "class"}, {Title: "Pods", Target: 0, Unit: UnitCount},
+				},
+			},
+			{
+				Kind: Table, Title: "Build pods that cannot run", Span: 6, Height: 8,
+				Description: "Running builds whose current pod is unschedulable, refused by a ResourceQuota or stuck on an image pull: the Job never fails such a pod (OCLBuildPodsFailing).",
+				Targets:     []Target{{Expr: by("pool, machineosbuild, class", pooled("mosb_build_pod_stuck"))}},
+				Columns: []Column{
+					{Title: "Pool", Label: "pool"}, {Title: "Build", Label: "machineosbuild"}, {Title: "Class", Label: "class"},
+				},
+			},
+			{
 				Kind: Graph, Title: "Failed build pods", Span: 6, Height: 8,
 				Unit: UnitCount, Min: ptr(0.0), Decimals: ptr(0),
 				Thresholds:  &Thresholds{Base: Green, Steps: []Step{{0.5, Orange}, {3.5, Red}}},

@@ -49,9 +49,10 @@ var Overview = Dashboard{
 		{Title: "Pools", Panels: []Panel{
 			{
 				Kind: Table, Title: "Pools", Span: 8, Height: 8,
-				Description: "Every MachineConfigPool: layered (1) or not (0), its machines, how many run the MachineOSConfig's current image, and the rollout progress (layered pools only).",
+				Description: "Every MachineConfigPool: layered (1) or not (0), paused (1: the MCO updates none of its nodes, so a rollout waits on purpose), its machines, how many run the MachineOSConfig's current image, and the rollout progress (layered pools only).",
 				Targets: []Target{
 					{Expr: by("pool", pooled("ocl_pool_layered"))},
+					{Expr: poolPaused},
 					{Expr: machines("total")},
 					{Expr: machines("on_current_image")},
 					{Expr: rolloutProgress},
@@ -60,10 +61,11 @@ var Overview = Dashboard{
 				Columns: []Column{
 					{Title: "Pool", Label: "pool"},
 					{Title: "Layered", Target: 0, Unit: UnitCount},
-					{Title: "Machines", Target: 1, Unit: UnitCount},
-					{Title: "On current image", Target: 2, Unit: UnitCount},
-					{Title: "Rollout", Target: 3, Unit: UnitRatio},
-					{Title: "Degraded", Target: 4, Unit: UnitCount},
+					{Title: "Paused", Target: 1, Unit: UnitCount},
+					{Title: "Machines", Target: 2, Unit: UnitCount},
+					{Title: "On current image", Target: 3, Unit: UnitCount},
+					{Title: "Rollout", Target: 4, Unit: UnitRatio},
+					{Title: "Degraded", Target: 5, Unit: UnitCount},
 				},
 			},
 			{

@@ -32,6 +32,10 @@ func machines(state string) string {
 // pools that are not layered or have no machines).
 var rolloutProgress = machines("on_current_image") + " / (" + machines("total") + " > 0)"
 
+// poolPaused is 1 per paused pool: the MCO targets none of its nodes, so
+// a rollout that does not move may be waiting on purpose.
+var poolPaused = by("pool", pooled("ocl_pool_paused"))
+
 var (
 	buildStart    = pooled("mosb_build_start_timestamp_seconds")
 	buildEnd      = pooled("mosb_build_end_timestamp_seconds")

@@ -10,11 +10,11 @@ var Rollout = Dashboard{
 		{Title: "Pools", Panels: []Panel{
 			{
 				Kind: Table, Title: "Pool machines", Span: 12, Height: 7,
-				Description: "Machine counts as each MachineConfigPool reports them, plus the machines on the MachineOSConfig's current image (layered pools only) and the rollout progress.",
+				Description: "Machine counts as each MachineConfigPool reports them, plus the machines on the MachineOSConfig's current image (layered pools only), the rollout progress, and whether the pool is paused: the MCO updates no node of a paused pool, so its nodes wait on purpose.",
 				Targets: []Target{
 					{Expr: machines("total")}, {Expr: machines("ready")}, {Expr: machines("updated")},
 					{Expr: machines("unavailable")}, {Expr: machines("degraded")},
-					{Expr: machines("on_current_image")}, {Expr: rolloutProgress},
+					{Expr: machines("on_current_image")}, {Expr: rolloutProgress}, {Expr: poolPaused},
 				},
 				Columns: []Column{
 					{Title: "Pool", Label: "pool"},
@@ -25,11 +25,12 @@ var Rollout = Dashboard{
 					{Title: "Degraded", Target: 4, Unit: UnitCount},
 					{Title: "On current image", Target: 5, Unit: UnitCount},
 					{Title: "Rollout", Target: 6, Unit: UnitRatio},
+					{Title: "Paused", Target: 7, Unit: UnitCount},
 				},
 			},
 			{
 				Kind: Table, Title: "Pool conditions", Span: 6, Height: 8,
-				Description: "Status of each pool's Updated, Updating, Degraded, NodeDegraded, RenderDegraded and ImageBuildDegraded conditions (none listed when the pool does not report one).",
+				Description: "Status of each pool's Updated, Updating, Degraded, NodeDegraded, RenderDegraded, ImageBuildDegraded, PinnedImageSetsDegraded and PoolSynchronizerDegraded conditions (none listed when the pool does not report one). The MCO builds nothing for a pool NodeDegraded, RenderDegraded, PinnedImageSetsDegraded or PoolSynchronizerDegraded.",
 				Targets:     []Target{{Expr: by("pool, condition, status", pooled("ocl_pool_condition")+" == 1")}},
 				Columns:     []Column{{Title: "Pool", Label: "pool"}, {Title: "Condition", Label: "condition"}, {Title: "Status", Label: "status"}},
 			},
@@ -40,7 +41,7 @@ var Rollout = Dashboard{
 			{
 				Kind: Graph, Title: "Nodes off their desired image", Span: 6, Height: 8,
 				Unit: UnitCount, Min: ptr(0.0), Decimals: ptr(0),
-				Description: "Per pool, nodes whose currentImage is not their desiredImage. A rollout is this line going up and back to 0, one node (maxUnavailable) at a time.",
+				Description: "Per pool, nodes whose currentImage is not their desiredImage: the nodes the MCO is updating now (it targets at most maxUnavailable at a time, none while the pool is paused; nodes waiting their turn are not counted here but in the pool table's machines off the current image). A rollout is this line at 1 or so, node after node, and back to 0.",
 				Targets:     []Target{{Expr: "sum by (pool) (" + imageMismatch + ")", Legend: "{{pool}}"}},
 			},
 			{

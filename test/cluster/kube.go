@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,19 +89,56 @@ func (k *Kube) Create(ctx context.Context, u *unstructured.Unstructured) error {
 	if err != nil {
 		return err
 	}
-	status, ok := obj.Object["status"]
+	return writeStatus(ctx, ri, created, obj, true)
+}
+
+// writeStatus writes want's status, if it has one, onto cur through the
+// status subresource. withObject: the object was just written with that
+// status, so a kind without the subresource has it already.
+func writeStatus(ctx context.Context, ri dynamic.ResourceInterface, cur, want *unstructured.Unstructured, withObject bool) error {
+	status, ok := want.Object["status"]
 	if !ok || status == nil {
 		return nil
 	}
-	created.Object["status"] = status
-	_, err = ri.UpdateStatus(ctx, created, metav1.UpdateOptions{FieldValidation: "Strict"})
-	if apierrors.IsNotFound(err) { // no status subresource: create kept it
+	cur.Object["status"] = status
+	_, err := ri.UpdateStatus(ctx, cur, metav1.UpdateOptions{FieldValidation: "Strict"})
+	if apierrors.IsNotFound(err) && withObject {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
 	return nil
+}
+
+// Update replaces the existing object of u's kind and name with u, as a
+// client that read it first would, then its status where the kind has a
+// status subresource. With statusOnly the object itself is left alone:
+// pods and Jobs refuse most changes to their spec.
+func (k *Kube) Update(ctx context.Context, u *unstructured.Unstructured, statusOnly bool) error {
+	ri, err := k.Resource(u)
+	if err != nil {
+		return err
+	}
+	cur, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	obj := Sanitize(u)
+	if !statusOnly {
+		obj.SetResourceVersion(cur.GetResourceVersion())
+		if u.GetKind() == "Job" { // the selector the API server generated is immutable
+			for _, f := range [][]string{{"spec", "selector"}, {"spec", "template", "metadata", "labels"}} {
+				if v, ok, _ := unstructured.NestedFieldCopy(cur.Object, f...); ok {
+					_ = unstructured.SetNestedField(obj.Object, v, f...)
+				}
+			}
+		}
+		if cur, err = ri.Update(ctx, obj, metav1.UpdateOptions{FieldValidation: "Strict"}); err != nil {
+			return err
+		}
+	}
+	return writeStatus(ctx, ri, cur, obj, !statusOnly)
 }
 
 // Remove deletes u at once (no kubelet would confirm a graceful pod
@@ -139,6 +178,24 @@ func Sanitize(in *unstructured.Unstructured) *unstructured.Unstructured {
 		}
 	}
 	return u
+}
+
+// LoadDir reads every YAML or JSON file of path, a file or a directory
+// tree, as the exporter's snapshot loader does.
+func LoadDir(path string) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(p)) {
+			return err
+		}
+		objs, err := LoadFile(p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, objs...)
+		return nil
+	})
+	return out, err
 }
 
 // LoadFile reads a YAML or JSON file: single objects, lists and

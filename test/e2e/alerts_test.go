@@ -97,13 +97,9 @@ receivers:
 	if err := os.WriteFile(filepath.Join(dir, "alertmanager.yml"), []byte(amConfig), 0o644); err != nil {
 		return nil, err
 	}
-	m.alertmanager, err = cluster.StartProc(dir, "alertmanager", tools["E2E_ALERTMANAGER"],
+	if m.alertmanager, err = startServer(dir, "alertmanager", tools["E2E_ALERTMANAGER"], amAddr,
 		"--config.file", filepath.Join(dir, "alertmanager.yml"), "--storage.path", filepath.Join(dir, "alertmanager"),
-		"--web.listen-address", amAddr, "--cluster.listen-address", "")
-	if err != nil {
-		return nil, err
-	}
-	if err := cluster.WaitHTTP(m.alertmanager, http.DefaultClient, "http://"+amAddr+"/-/ready", "", time.Minute); err != nil {
+		"--web.listen-address", amAddr, "--cluster.listen-address", ""); err != nil {
 		return m, err
 	}
 
@@ -126,13 +122,10 @@ scrape_configs:
 		return m, err
 	}
 	m.promURL = "http://" + promAddr
-	m.prometheus, err = cluster.StartProc(dir, "prometheus", tools["E2E_PROMETHEUS"],
+	m.prometheus, err = startServer(dir, "prometheus", tools["E2E_PROMETHEUS"], promAddr,
 		"--config.file", filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path", filepath.Join(dir, "prometheus"),
 		"--web.listen-address", promAddr, "--rules.alert.resend-delay", "1s")
-	if err != nil {
-		return m, err
-	}
-	return m, cluster.WaitHTTP(m.prometheus, http.DefaultClient, m.promURL+"/-/ready", "", time.Minute)
+	return m, err
 }
 
 func (m *monitoring) stop() {
@@ -146,6 +139,24 @@ func (m *monitoring) stop() {
 // rewriteRules copies a rule file with every for: set to 0s, noting each
 // alert's original for and whether it reads time().
 func (m *monitoring) rewriteRules(from, to string) error {
+	return editRules(from, to, func(name string, r map[string]any) (bool, error) {
+		var d model.Duration
+		if s, ok := r["for"].(string); ok {
+			var err error
+			if d, err = model.ParseDuration(s); err != nil {
+				return false, fmt.Errorf("for: %w", err)
+			}
+		}
+		expr, _ := r["expr"].(string)
+		m.rules[name] = rule{For: d, UsesTime: strings.Contains(expr, "time()")}
+		r["for"] = "0s"
+		return true, nil
+	})
+}
+
+// editRules copies the rule file from to to, passing each alerting rule
+// to edit, which may change it and says whether to keep it.
+func editRules(from, to string, edit func(alert string, r map[string]any) (keep bool, err error)) error {
 	b, err := os.ReadFile(from)
 	if err != nil {
 		return err
@@ -159,28 +170,40 @@ func (m *monitoring) rewriteRules(from, to string) error {
 	if err := sigsyaml.UnmarshalStrict(b, &doc); err != nil {
 		return err
 	}
-	for _, g := range doc.Groups {
+	for i, g := range doc.Groups {
+		var kept []map[string]any
 		for _, r := range g.Rules {
-			name, _ := r["alert"].(string)
-			if name == "" {
-				continue
-			}
-			var d model.Duration
-			if s, ok := r["for"].(string); ok {
-				if d, err = model.ParseDuration(s); err != nil {
-					return fmt.Errorf("alert %s: for: %w", name, err)
+			if name, _ := r["alert"].(string); name != "" {
+				keep, err := edit(name, r)
+				if err != nil {
+					return fmt.Errorf("alert %s: %w", name, err)
+				}
+				if !keep {
+					continue
 				}
 			}
-			expr, _ := r["expr"].(string)
-			m.rules[name] = rule{For: d, UsesTime: strings.Contains(expr, "time()")}
-			r["for"] = "0s"
+			kept = append(kept, r)
 		}
+		doc.Groups[i].Rules = kept
 	}
 	out, err := sigsyaml.Marshal(doc)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(to, out, 0o644)
+}
+
+// startServer starts a Prometheus or Alertmanager and waits until it
+// answers /-/ready on addr.
+func startServer(dir, name, bin, addr string, args ...string) (*cluster.Proc, error) {
+	p, err := cluster.StartProc(dir, name, bin, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := cluster.WaitHTTP(p, http.DefaultClient, "http://"+addr+"/-/ready", "", time.Minute); err != nil {
+		return p, fmt.Errorf("%s: %w\n%s", name, err, p.Tail(20))
+	}
+	return p, nil
 }
 
 // receive is the webhook: it keeps the alerts Alertmanager reports firing.

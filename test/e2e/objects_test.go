@@ -5,8 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -24,24 +22,6 @@ type kube struct{ *cluster.Kube }
 func newKube(cfg *rest.Config) (*kube, error) {
 	k, err := cluster.NewKube(cfg)
 	return &kube{k}, err
-}
-
-// loadDir reads every YAML or JSON file under dir: single objects, lists
-// and multi-document files, as the exporter's snapshot loader does.
-func loadDir(dir string) ([]*unstructured.Unstructured, error) {
-	var out []*unstructured.Unstructured
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(path)) {
-			return err
-		}
-		objs, err := cluster.LoadFile(path)
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		out = append(out, objs...)
-		return nil
-	})
-	return out, err
 }
 
 // createOrder creates prerequisites first: a MachineOSConfig's pool before

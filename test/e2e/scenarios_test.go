@@ -22,6 +22,7 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/collector"
 	"github.com/ocl-exporter/ocl_exporter/source"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
+	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
 // settle is how long the exporter may take to show a change.
@@ -73,7 +74,7 @@ func TestScenarios(t *testing.T) {
 // the exporter exports what the offline source exports for dir.
 func play(t *testing.T, dir string) (objs []*unstructured.Unstructured, want series) {
 	t.Helper()
-	objs, err := loadDir(dir)
+	objs, err := cluster.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ var transitions = map[string]func(t *testing.T, objs []*unstructured.Unstructure
 	"stage3-revert-to-non-layered": catchUp,
 	// The operator recreates the component MachineConfig.
 	"seed003-prebuilt-no-component-mc": func(t *testing.T, _ []*unstructured.Unstructured) {
-		seeded, err := loadDir(scenario("seed003-prebuilt-seeded"))
+		seeded, err := cluster.LoadDir(scenario("seed003-prebuilt-seeded"))
 		if err != nil {
 			t.Fatal(err)
 		}

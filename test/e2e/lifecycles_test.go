@@ -1,0 +1,498 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/ocl-exporter/ocl_exporter/test/cluster"
+	"github.com/ocl-exporter/ocl_exporter/test/lifecycle"
+)
+
+// A lifecycle minute lasts replayMinute here: the rules' for and the
+// Alertmanager fragment's timers are divided by timeScale, so what pages
+// after ten minutes pages after five seconds.
+const (
+	replayMinute = 500 * time.Millisecond
+	timeScale    = time.Minute / replayMinute
+	// Lifecycles longer than this, or with the exporter down, are replayed
+	// by promtool only (alerts/tests/lifecycle-*.yaml): the suite must stay
+	// within minutes.
+	maxReplayMinutes = 120
+)
+
+// TestLifecycleNotifications replays the lifecycles of testdata/lifecycles
+// on the API server, stage by stage at their minute, with an exporter, a
+// Prometheus evaluating alerts/*rules.yaml and an Alertmanager running
+// deploy/alertmanager/alertmanager.yaml, all with time scaled down. It
+// counts what the webhook receivers get: an incident is exactly one
+// notification group, each firing alert linking a runbook of this
+// repository, and resolved by the end; a healthy lifecycle notifies no one.
+// Rules that compare with time() are left out: the API server stamps the
+// objects with today's clock, not the lifecycle's.
+func TestLifecycleNotifications(t *testing.T) {
+	all, err := lifecycle.All(filepath.Join(repoRoot, "testdata", "lifecycles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := startExporter(env.dir, env.exporterBin, "ocl_exporter-lifecycles", env.cluster.ExporterKubeconfig, "",
+		"--collector.render-interval=100ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(exp.Stop)
+	for _, l := range all {
+		t.Run(l.Name, func(t *testing.T) {
+			if reason := notReplayed(l); reason != "" {
+				t.Skipf("replayed by promtool only (alerts/tests/lifecycle-%s.yaml): %s", l.Name, reason)
+			}
+			states, err := l.States()
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := startPaging(t, strings.TrimPrefix(exp.url, "http://"))
+			begin, last := replay(t, l, states)
+			checkNotifications(t, l, p, begin)
+			removeAndExpectBaseline(t, last, settle)
+		})
+	}
+}
+
+// notReplayed says why a lifecycle is left to promtool, or "".
+func notReplayed(l *lifecycle.Lifecycle) string {
+	if l.End > maxReplayMinutes {
+		return fmt.Sprintf("%d minutes, over %d", l.End, maxReplayMinutes)
+	}
+	for _, s := range l.Stages {
+		if s.Exporter != lifecycle.ExporterServing {
+			return "the exporter itself stops"
+		}
+	}
+	return ""
+}
+
+// replay applies each stage's changes at its minute, waits out the last
+// stage and returns when minute 0 was and the last stage's objects, which
+// are deleted when the test ends.
+func replay(t *testing.T, l *lifecycle.Lifecycle, states []lifecycle.State) (time.Time, []*unstructured.Unstructured) {
+	t.Helper()
+	begin := time.Now()
+	var prev []*unstructured.Unstructured
+	t.Cleanup(func() { _ = env.kube.removeAll(context.Background(), prev) })
+	for i, st := range states {
+		if i == 1 { // minute 0 is when the first stage's objects are in
+			begin = time.Now()
+		}
+		time.Sleep(time.Until(begin.Add(time.Duration(st.At) * replayMinute)))
+		if lag := time.Since(begin) - time.Duration(st.At)*replayMinute; lag > 2*replayMinute {
+			t.Logf("minute %d applied %s late", st.At, lag.Round(time.Millisecond))
+		}
+		if err := env.kube.change(t.Context(), prev, st.Objects); err != nil {
+			t.Fatalf("minute %d (%s): the API server refuses the stage: %v", st.At, st.Note, err)
+		}
+		prev = st.Objects
+	}
+	time.Sleep(time.Until(begin.Add(time.Duration(l.End+1) * replayMinute)))
+	return begin, prev
+}
+
+// change turns the cluster from the objects of one stage into the next:
+// creates, updates where an object differs, deletes.
+func (k *kube) change(ctx context.Context, from, to []*unstructured.Unstructured) error {
+	key := func(u *unstructured.Unstructured) string { return u.GetKind() + "/" + objectName(u) }
+	old := map[string]*unstructured.Unstructured{}
+	for _, u := range from {
+		old[key(u)] = u
+	}
+	var create []*unstructured.Unstructured
+	for _, u := range to {
+		o, ok := old[key(u)]
+		delete(old, key(u))
+		switch {
+		case !ok:
+			create = append(create, u)
+		case !reflect.DeepEqual(cluster.Sanitize(o).Object, cluster.Sanitize(u).Object):
+			if err := k.Update(ctx, u, statusOnlyChange(o, u)); err != nil {
+				return fmt.Errorf("update %s %s: %w", u.GetKind(), objectName(u), err)
+			}
+		}
+	}
+	if err := k.applyAll(ctx, create); err != nil {
+		return err
+	}
+	var gone []*unstructured.Unstructured
+	for _, u := range from {
+		if _, ok := old[key(u)]; ok {
+			gone = append(gone, u)
+		}
+	}
+	return k.removeAll(ctx, gone)
+}
+
+// statusOnlyChange: a and b differ in their status alone.
+func statusOnlyChange(a, b *unstructured.Unstructured) bool {
+	a, b = cluster.Sanitize(a), cluster.Sanitize(b)
+	delete(a.Object, "status")
+	delete(b.Object, "status")
+	return reflect.DeepEqual(a.Object, b.Object)
+}
+
+// paging is a Prometheus and an Alertmanager for one lifecycle, and what
+// Alertmanager's webhook receivers got.
+type paging struct {
+	mu            sync.Mutex
+	notifications []notification
+}
+
+// notification is what Alertmanager's webhook posts.
+type notification struct {
+	Receiver string  `json:"receiver"`
+	Status   string  `json:"status"`
+	GroupKey string  `json:"groupKey"`
+	Alerts   []alert `json:"alerts"`
+	at       time.Time
+}
+
+// startPaging starts Alertmanager with the shipped fragment and Prometheus
+// with the rules, both scaled, scraping target; they stop with the test.
+func startPaging(t *testing.T, target string) *paging {
+	t.Helper()
+	dir := t.TempDir()
+	p, url := startWebhook(t)
+	amAddr := startAlertmanager(t, dir, url)
+
+	rulesDir := filepath.Join(dir, "rules")
+	if err := os.MkdirAll(rulesDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(repoRoot, "alerts", "*rules.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no alerts/*rules.yaml: %v", err)
+	}
+	for _, f := range files {
+		if err := scaleRules(f, filepath.Join(rulesDir, filepath.Base(f))); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	// One scrape per lifecycle minute, as the promtool replays assume, and
+	// the whole of it to answer: a scrape that times out on a busy machine
+	// marks every series stale and restarts every for.
+	interval := replayMinute / 2
+	promConfig := fmt.Sprintf(`global:
+  scrape_interval: %s
+  scrape_timeout: %s
+  evaluation_interval: %s
+rule_files: [%q]
+alerting:
+  alertmanagers:
+    - static_configs: [{targets: [%q]}]
+scrape_configs:
+  - job_name: ocl-exporter
+    static_configs: [{targets: [%q]}]
+`, model.Duration(replayMinute), model.Duration(replayMinute), model.Duration(interval), filepath.Join(rulesDir, "*.yaml"), amAddr, target)
+	writeFile(t, filepath.Join(dir, "prometheus.yml"), []byte(promConfig))
+	promAddr, err := cluster.FreeAddress()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom, err := startServer(dir, "prometheus", tools["E2E_PROMETHEUS"], promAddr,
+		"--config.file", filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path", filepath.Join(dir, "prometheus"),
+		"--web.listen-address", promAddr, "--rules.alert.resend-delay", model.Duration(interval).String())
+	if prom != nil {
+		t.Cleanup(prom.Stop)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startWebhook records what Alertmanager posts to it; it stops with the
+// test.
+func startWebhook(t *testing.T) (p *paging, url string) {
+	t.Helper()
+	p = &paging{}
+	hook, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n notification
+		if err := json.NewDecoder(r.Body).Decode(&n); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		n.at = time.Now()
+		p.mu.Lock()
+		p.notifications = append(p.notifications, n)
+		p.mu.Unlock()
+	})}
+	go func() { _ = srv.Serve(hook) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return p, "http://" + hook.Addr().String()
+}
+
+// startAlertmanager runs Alertmanager with the shipped fragment, scaled,
+// its receivers posting to url; it stops with the test.
+func startAlertmanager(t *testing.T, dir, url string) (addr string) {
+	t.Helper()
+	amConfig, err := scaledAlertmanagerConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "alertmanager.yml"), amConfig)
+	if addr, err = cluster.FreeAddress(); err != nil {
+		t.Fatal(err)
+	}
+	am, err := startServer(dir, "alertmanager", tools["E2E_ALERTMANAGER"], addr,
+		"--config.file", filepath.Join(dir, "alertmanager.yml"), "--storage.path", filepath.Join(dir, "am"),
+		"--web.listen-address", addr, "--cluster.listen-address", "")
+	if am != nil {
+		t.Cleanup(am.Stop)
+	}
+	if err != nil {
+		t.Fatalf("Alertmanager refuses deploy/alertmanager/alertmanager.yaml: %v", err)
+	}
+	return addr
+}
+
+// scaledAlertmanagerConfig is deploy/alertmanager/alertmanager.yaml with
+// its timers divided by timeScale and every receiver a webhook at
+// url/<receiver>.
+func scaledAlertmanagerConfig(url string) ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "alertmanager", "alertmanager.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var cfg map[string]any
+	if err := sigsyaml.UnmarshalStrict(b, &cfg); err != nil {
+		return nil, err
+	}
+	var scale func(route map[string]any) error
+	scale = func(route map[string]any) error {
+		for _, k := range []string{"group_wait", "group_interval", "repeat_interval"} {
+			if s, ok := route[k].(string); ok {
+				d, err := model.ParseDuration(s)
+				if err != nil {
+					return fmt.Errorf("%s: %w", k, err)
+				}
+				route[k] = model.Duration(time.Duration(d) / timeScale).String()
+			}
+		}
+		routes, _ := route["routes"].([]any)
+		for _, r := range routes {
+			if err := scale(r.(map[string]any)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	route, ok := cfg["route"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("no route")
+	}
+	if err := scale(route); err != nil {
+		return nil, err
+	}
+	receivers, _ := cfg["receivers"].([]any)
+	for _, r := range receivers {
+		rcv := r.(map[string]any)
+		rcv["webhook_configs"] = []any{map[string]any{"url": url + "/" + rcv["name"].(string), "send_resolved": true}}
+	}
+	return sigsyaml.Marshal(cfg)
+}
+
+// scaleRules copies a rule file with every for divided by timeScale and
+// the alerts that compare with time() left out.
+func scaleRules(from, to string) error {
+	return editRules(from, to, func(_ string, r map[string]any) (bool, error) {
+		if expr, _ := r["expr"].(string); strings.Contains(expr, "time()") {
+			return false, nil
+		}
+		for _, k := range []string{"for", "keep_firing_for"} {
+			if s, ok := r[k].(string); ok {
+				d, err := model.ParseDuration(s)
+				if err != nil {
+					return false, fmt.Errorf("%s: %w", k, err)
+				}
+				r[k] = model.Duration(time.Duration(d) / timeScale).String()
+			}
+		}
+		return true, nil
+	})
+}
+
+// checkNotifications waits until every group Alertmanager notified about is
+// resolved (an incident's page stops after its fix), then checks the
+// count: one group for an incident, none for a healthy lifecycle, and no
+// alert paging again once resolved.
+func checkNotifications(t *testing.T, l *lifecycle.Lifecycle, p *paging, begin time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(settle)
+	var ns []notification
+	for {
+		p.mu.Lock()
+		ns = slices.Clone(p.notifications)
+		p.mu.Unlock()
+		if allResolved(ns) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var log strings.Builder
+	groups := map[string]bool{}
+	status := map[string]string{} // by alert: what the last notification said
+	for _, n := range ns {
+		groups[n.GroupKey] = true
+		for _, a := range n.Alerts {
+			k := seriesKey("ALERTS", a.Labels)
+			if status[k] == "resolved" && a.Status == "firing" {
+				t.Errorf("%s paged again after it resolved", k)
+			}
+			status[k] = a.Status
+		}
+		fmt.Fprintf(&log, "  minute %.1f %s %s %s\n", float64(n.at.Sub(begin))/float64(replayMinute), n.Receiver, n.Status, n.GroupKey)
+		for _, a := range n.Alerts {
+			fmt.Fprintf(&log, "    %s %s\n", a.Status, seriesKey("ALERTS", a.Labels))
+			if a.Status != "firing" {
+				continue
+			}
+			if path := runbookPath(a.Annotations["runbook_url"]); path == "" {
+				t.Errorf("%s: runbook_url %q is not a runbooks/ file of this repository", a.Labels["alertname"], a.Annotations["runbook_url"])
+			} else if _, err := os.Stat(filepath.Join(repoRoot, path)); err != nil {
+				t.Errorf("%s: runbook_url names %s: %v", a.Labels["alertname"], path, err)
+			}
+		}
+	}
+	t.Logf("%d notification(s) in %d group(s):\n%s", len(ns), len(groups), log.String())
+	switch {
+	case l.Healthy && len(ns) > 0:
+		t.Errorf("a healthy lifecycle notified someone")
+	case !l.Healthy && len(groups) != 1:
+		t.Errorf("an incident is one notification group, got %d", len(groups))
+	case !allResolved(ns):
+		t.Errorf("the page did not stop: the last notification of a group is not resolved")
+	}
+}
+
+// allResolved: the last notification of every group says resolved.
+func allResolved(ns []notification) bool {
+	last := map[string]string{}
+	for _, n := range ns {
+		last[n.GroupKey] = n.Status
+	}
+	for _, s := range last {
+		if s != "resolved" {
+			return false
+		}
+	}
+	return true
+}
+
+func writeFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAlertmanagerInhibition posts alerts straight to a real Alertmanager
+// running the shipped fragment and checks which reach the receivers: the
+// inhibition rules, which the replayed incidents rarely need (the rules
+// already exclude each other), each silence what they should and only in
+// the pool they should.
+func TestAlertmanagerInhibition(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		post, heard []map[string]string
+	}{
+		{
+			name:  "the exporter down silences the rest",
+			post:  []map[string]string{{"alertname": "OCLExporterDown"}, {"alertname": "OCLNodeUpdateFailing", "pool": "infra", "node": "n1", "class": "image_not_found"}},
+			heard: []map[string]string{{"alertname": "OCLExporterDown"}},
+		},
+		{
+			name: "a missing secret silences the builder, build start and its pool's rollout, not another pool's",
+			post: []map[string]string{
+				{"alertname": "OCLMachineOSConfigSecretMissing", "machineosconfig": "infra", "pool": "infra", "field": "renderedImagePushSecret", "secret": "push"},
+				{"alertname": "OCLMachineOSBuilderNotReady"},
+				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "worker", "pool": "worker"},
+				{"alertname": "OCLRolloutStalled", "pool": "infra"},
+				{"alertname": "OCLRolloutStalled", "pool": "worker"},
+			},
+			heard: []map[string]string{
+				{"alertname": "OCLMachineOSConfigSecretMissing", "machineosconfig": "infra", "pool": "infra", "field": "renderedImagePushSecret", "secret": "push"},
+				{"alertname": "OCLRolloutStalled", "pool": "worker"},
+			},
+		},
+		{
+			name: "a failed build silences its pool's rollout alerts only",
+			post: []map[string]string{
+				{"alertname": "OCLMachineOSBuildFailed", "machineosbuild": "layered-1", "machineosconfig": "layered", "pool": "layered", "class": "containerfile_command_failed"},
+				{"alertname": "OCLPoolDegraded", "pool": "layered", "condition": "ImageBuildDegraded"},
+				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "infra", "node": "n2"},
+			},
+			heard: []map[string]string{
+				{"alertname": "OCLMachineOSBuildFailed", "machineosbuild": "layered-1", "machineosconfig": "layered", "pool": "layered", "class": "containerfile_command_failed"},
+				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "infra", "node": "n2"},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, url := startWebhook(t)
+			addr := startAlertmanager(t, t.TempDir(), url)
+			var alerts []map[string]any
+			for _, l := range tc.post {
+				labels := map[string]string{"severity": "warning", "namespace": "openshift-machine-config-operator"}
+				for k, v := range l {
+					labels[k] = v
+				}
+				alerts = append(alerts, map[string]any{"labels": labels, "annotations": map[string]string{"summary": "test"}})
+			}
+			resp, err := http.Post("http://"+addr+"/api/v2/alerts", "application/json", strings.NewReader(string(mustJSON(t, alerts))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("POST /api/v2/alerts: %s", resp.Status)
+			}
+			// Every group waits group_wait (scaled to a quarter second),
+			// then notifies once.
+			time.Sleep(3 * time.Second)
+			var heard []string
+			p.mu.Lock()
+			for _, n := range p.notifications {
+				for _, a := range n.Alerts {
+					heard = append(heard, a.Labels["alertname"]+" "+a.Labels["pool"]+" "+a.Labels["node"])
+				}
+			}
+			p.mu.Unlock()
+			var want []string
+			for _, l := range tc.heard {
+				want = append(want, l["alertname"]+" "+l["pool"]+" "+l["node"])
+			}
+			slices.Sort(heard)
+			slices.Sort(want)
+			if !slices.Equal(heard, want) {
+				t.Errorf("notified %q, want %q", heard, want)
+			}
+		})
+	}
+}
