@@ -61,6 +61,7 @@ var placements = map[string]struct {
 	"container_terminated":        {classify.OriginContainerTerminated, "mosb_failure_class"},
 	"pod_waiting":                 {classify.OriginPodWaiting, "mosb_failure_class"},
 	"pod_status":                  {classify.OriginPodStatus, "mosb_failure_class"},
+	"pod_condition":               {classify.OriginPodStatus, "mosb_build_pod_stuck"},
 	"job_condition":               {classify.OriginJobCondition, "mosb_failure_class"},
 	"job_event":                   {classify.OriginEvent, "mosb_failure_class"},
 	"build_condition":             {classify.OriginBuildCondition, "mosb_failure_class"},
@@ -131,6 +132,9 @@ func realObjects(i int, c realCase) []runtime.Object {
 	if c.On == "build_condition" {
 		phase = mcfgv1.MachineOSBuildInterrupted
 	}
+	if c.On == "pod_condition" {
+		phase = mcfgv1.MachineOSBuilding // a pod that cannot be scheduled never fails the Job
+	}
 	mosb := &mcfgv1.MachineOSBuild{
 		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: t0},
 		Spec: mcfgv1.MachineOSBuildSpec{
@@ -179,6 +183,10 @@ func realObjects(i int, c realCase) []runtime.Object {
 		pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "image-build", State: corev1.ContainerState{
 			Waiting: &corev1.ContainerStateWaiting{Reason: c.Reason, Message: c.Text},
 		}}}
+		objs = append(objs, pod)
+	case "pod_condition":
+		pod.Status.Phase = corev1.PodPending
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: c.Reason, Message: c.Text}}
 		objs = append(objs, pod)
 	case "pod_status":
 		pod.Status.Reason, pod.Status.Message = c.Reason, c.Text
@@ -308,7 +316,7 @@ func scrapeCases(t *testing.T, objs []runtime.Object, cases []realCase, idx []in
 			}
 			key := l["machineosbuild"] + l["node"]
 			switch mf.GetName() {
-			case "mosb_failure_class", "node_update_failure_class", "ocl_operator_degraded_event_timestamp_seconds":
+			case "mosb_failure_class", "mosb_build_pod_stuck", "node_update_failure_class", "ocl_operator_degraded_event_timestamp_seconds":
 				if classes[mf.GetName()] == nil {
 					classes[mf.GetName()] = map[string]string{}
 				}

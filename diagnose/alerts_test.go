@@ -39,6 +39,7 @@ var alertChecks = []struct{ alert, check string }{
 	{"OCLNodeUpdateFailing", CheckNodes},
 	{"OCLNodeNotOnDesiredImage", CheckProgress},
 	{"OCLRolloutStalled", CheckProgress},
+	{"OCLPoolPausedWithPendingImage", CheckPaused},
 	{"OCLPoolDegraded", CheckPoolCond},
 }
 
@@ -121,6 +122,7 @@ func TestLimitsMatchTheAlerts(t *testing.T) {
 		{"OCLPrebuiltImageNotSeeded", "for", NotSeededAfter},
 		{"OCLBuildObjectsLeftBehind", "for", LeftoversAfter},
 		{"OCLRolloutStalled", "for", StalledAfter},
+		{"OCLPoolPausedWithPendingImage", "for", PausedAfter},
 		{"OCLNodeNotOnDesiredImage", "for", UpdatingTooLongAfter},
 	} {
 		r, ok := rs[c.rule]

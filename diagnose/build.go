@@ -19,6 +19,9 @@ import (
 // limit is Running, not Failed. diagnose_test.go checks them against
 // alerts/*rules.yaml.
 const (
+	// RepeatedPodFailures is how many failed pods of a running build make
+	// it failing (OCLMachineOSBuildFailed), not a healthy retry.
+	RepeatedPodFailures = 2
 	// BuildMaxDuration is ocl:build_max_duration_seconds.
 	BuildMaxDuration = time.Hour
 	// BuildNotStartedAfter is OCLMachineOSBuildNotStarted's threshold.
@@ -29,6 +32,8 @@ const (
 	LeftoversAfter = 6 * time.Hour
 	// StalledAfter is OCLRolloutStalled's for.
 	StalledAfter = 30 * time.Minute
+	// PausedAfter is OCLPoolPausedWithPendingImage's for.
+	PausedAfter = 6 * time.Hour
 	// UpdatingTooLongAfter is OCLNodeNotOnDesiredImage's for.
 	UpdatingTooLongAfter = time.Hour
 )
@@ -468,24 +473,43 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 	default:
 		start := firstSet(bd.Started, bd.Created)
 		running := Finding{Object: mosb, Field: "status.conditions", Message: fmt.Sprintf("MachineOSBuild %s is %s", bd.Name, bd.Phase), Since: timePtr(start)}
-		if bd.Failure == nil {
-			running.Commands = cmds // else the failing pods' finding has them
-		}
-		result.run(running)
-		if bd.Failure != nil {
+		// The alerts' split: pods failing again and again are
+		// OCLMachineOSBuildFailed's, a current pod that cannot run is
+		// OCLBuildPodsFailing's, and one failure whose retry runs pages
+		// nobody but stays in the report.
+		switch {
+		case bd.PodFailures >= RepeatedPodFailures:
 			fd := Finding{
 				Object: Object{Kind: "Job", Namespace: ns, Name: "build-" + bd.Name}, Field: "status.failed",
-				Message: fmt.Sprintf("the build pods fail or are stuck (%d failed so far)", bd.PodFailures),
-				Since:   timePtr(start), Runbook: b.runbook(alertBuildPodsFailing), Commands: cmds,
+				Message: fmt.Sprintf("%d build pods failed and the Job still retries", bd.PodFailures),
+				Since:   timePtr(start), Runbook: b.runbook(alertBuildFailed), Commands: cmds,
 			}
 			setCause(&fd, bd.Failure)
+			result.fail(fd)
+		case bd.Stuck != nil:
+			fd := Finding{
+				Object: Object{Kind: "Job", Namespace: ns, Name: "build-" + bd.Name}, Field: "status.active",
+				Message: "the current build pod cannot run; the Job waits for it and never fails",
+				Since:   timePtr(start), Runbook: b.runbook(alertBuildPodsFailing), Commands: cmds,
+			}
+			setCause(&fd, bd.Stuck)
 			pods.fail(fd)
-		} else if b.now.Sub(start) > BuildMaxDuration {
+		case b.now.Sub(start) > BuildMaxDuration:
 			duration.fail(Finding{
 				Object: mosb, Field: "status.buildStart",
 				Message: fmt.Sprintf("MachineOSBuild %s has been running for %s, longer than %s", bd.Name, b.now.Sub(start).Round(time.Minute), BuildMaxDuration),
 				Class:   classify.Unknown, Since: timePtr(start), Runbook: b.runbook(alertBuildTooLong), Commands: cmds,
 			})
+		}
+		if bd.PodFailures > 0 && bd.PodFailures < RepeatedPodFailures {
+			running.Message += fmt.Sprintf("; %d build pod failed and the Job retries it", bd.PodFailures)
+			if bd.Failure != nil {
+				running.Class, running.Excerpt = bd.Failure.Class, bd.Failure.Excerpt
+			}
+		}
+		if result.Status != Failed {
+			running.Commands = cmds
+			result.run(running)
 		}
 	}
 	return []Check{created.done(), pods.done(), duration.done(), result.done(), leftovers.done()}
@@ -538,14 +562,17 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 	var waiting, working []string
 	moving := false
 	for _, n := range nodes {
+		// Any node of the pool updating or failing moves the rollout,
+		// as OCLRolloutStalled reads node_mcd_state.
+		if n.Failure != nil || n.State == analysis.MCDStateWorking || n.State == analysis.MCDStateDegraded || n.State == analysis.MCDStateUnreconcilable {
+			moving = true
+		}
 		if !n.ImageTracked || !n.ImageMismatch {
 			continue
 		}
 		waiting = append(waiting, n.Name)
-		switch {
-		case n.State == analysis.MCDStateWorking && n.Failure == nil:
+		if n.State == analysis.MCDStateWorking && n.Failure == nil {
 			working = append(working, n.Name)
-			moving = true
 			if since := b.nodeUpdatingSince(n.Name, mcp); !since.IsZero() && b.now.Sub(since) > UpdatingTooLongAfter {
 				progress.fail(Finding{
 					Object: Object{Kind: "Node", Name: n.Name}, Field: "metadata.annotations[" + analysis.NodeAnnotationState + "]",
@@ -554,27 +581,52 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 					Runbook: b.runbook(alertNodeNotOnDesiredImage), Commands: nodeCommands(n.Name, ns),
 				})
 			}
-		case n.State != analysis.MCDStateDone && n.State != "" || n.Failure != nil:
-			moving = true
 		}
 	}
-	if len(waiting) > 0 && progress.Status != Failed {
+	// The MCO sets desiredImage only on the nodes it picks, so the nodes
+	// waiting their turn show at the pool, as machines off its image.
+	offImage := 0
+	if r != nil && r.Layered && r.HasImage {
+		offImage = int(r.Machines.Total) - r.Machines.OnCurrentImage
+	}
+	paused := r != nil && r.Paused
+	if (len(waiting) > 0 || offImage > 0) && progress.Status != Failed {
 		fd := Finding{
 			Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "status.updatedMachineCount",
-			Message:  fmt.Sprintf("%d node(s) not on their desired image (%s), %d updating", len(waiting), strings.Join(waiting, ", "), len(working)),
+			Message:  fmt.Sprintf("%d machine(s) not on the pool's image, %d updating%s", max(offImage, len(waiting)), len(working), nodeList(waiting)),
 			Commands: rolloutCommands(pool),
 		}
 		since := poolUpdatingSince(mcp)
 		fd.Since = timePtr(since)
-		if !moving && !since.IsZero() && b.now.Sub(since) > StalledAfter {
-			fd.Message = fmt.Sprintf("%d node(s) not on their desired image (%s) and none is updating", len(waiting), strings.Join(waiting, ", "))
+		if !moving && !paused && !since.IsZero() && b.now.Sub(since) > StalledAfter {
+			fd.Message = fmt.Sprintf("%d machine(s) not on the pool's image and none is updating%s", max(offImage, len(waiting)), nodeList(waiting))
 			fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertRolloutStalled)
 			progress.fail(fd)
 		} else {
 			progress.run(fd)
 		}
 	}
-	checks := []Check{failing.done(), progress.done()}
+	pause := check(CheckPaused)
+	if paused && offImage > 0 {
+		fd := Finding{
+			Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "spec.paused",
+			Message:  fmt.Sprintf("the pool is paused: the MCO updates none of its %d machine(s) waiting for the image", offImage),
+			Commands: pausedCommands(pool),
+		}
+		// The nodes wait since the pool's current image was built.
+		var since time.Time
+		if f, ok := b.moscs[pool]; ok {
+			since = b.builds[f.CurrentBuild].Ended
+		}
+		fd.Since = timePtr(since)
+		if !since.IsZero() && b.now.Sub(since) > PausedAfter {
+			fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertPoolPaused)
+			pause.fail(fd)
+		} else {
+			pause.run(fd)
+		}
+	}
+	checks := []Check{failing.done(), progress.done(), pause.done()}
 	if !layered {
 		return checks
 	}
@@ -608,6 +660,14 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 		}
 	}
 	return append(checks, cond.done())
+}
+
+// nodeList names the nodes, if any, after a message.
+func nodeList(nodes []string) string {
+	if len(nodes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(nodes, ", ") + ")"
 }
 
 // poolUpdatingSince is when the pool last turned Updating=True, or zero.

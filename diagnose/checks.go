@@ -36,6 +36,7 @@ const (
 	CheckNodes    = "rollout.nodes"
 	CheckProgress = "rollout.progress"
 	CheckPoolCond = "rollout.pool"
+	CheckPaused   = "rollout.paused"
 )
 
 // Alert names whose runbooks the findings link (runbooks/<alert>.md).
@@ -59,6 +60,7 @@ const (
 	alertNodeNotOnDesiredImage  = "OCLNodeNotOnDesiredImage"
 	alertRolloutStalled         = "OCLRolloutStalled"
 	alertPoolDegraded           = "OCLPoolDegraded"
+	alertPoolPaused             = "OCLPoolPausedWithPendingImage"
 )
 
 // CheckSpec describes one check: its stage, its question, and the alerts
@@ -91,6 +93,7 @@ var Checks = []CheckSpec{
 
 	{CheckNodes, StageRollout, "No node fails to apply its image or config", []string{alertNodeUpdateFailing}},
 	{CheckProgress, StageRollout, "Every node runs its desired image", []string{alertNodeNotOnDesiredImage, alertRolloutStalled}},
+	{CheckPaused, StageRollout, "The pool is not left paused while machines wait for its image", []string{alertPoolPaused}},
 	{CheckPoolCond, StageRollout, "The pool reports no unexplained degradation", []string{alertPoolDegraded}},
 }
 

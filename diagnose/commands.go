@@ -102,3 +102,10 @@ func poolConditionCommands(pool string) []string {
 		fmt.Sprintf(`oc get mcp %s -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'`, pool),
 	}
 }
+
+func pausedCommands(pool string) []string {
+	return []string{
+		fmt.Sprintf(`oc get mcp %s -o jsonpath='{.spec.paused} {.status.machineCount} {.status.updatedMachineCount}{"\n"}'`, pool),
+		fmt.Sprintf(`oc patch mcp %s --type merge -p '{"spec":{"paused":false}}'   # when the maintenance window allows`, pool),
+	}
+}
