@@ -872,10 +872,24 @@ func TestPrometheusOperator(t *testing.T) {
 		if !ok || len(want) == 0 {
 			t.Fatalf("alerts/tests/scenario-%s.yaml expects no alert", name)
 		}
+		// The bundle links the runbooks of its release (VERSION), the rule
+		// files and their tests main's.
+		tag, err := os.ReadFile(filepath.Join(repoRoot, "VERSION"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pinned := "/blob/" + strings.TrimSpace(string(tag)) + "/runbooks/"
 		poll(t, 90*time.Second, "the operator-generated rules do not fire the scenario's alerts", func() string {
 			firing, err := firingAlerts(promURL)
 			if err != nil {
 				return err.Error()
+			}
+			for _, a := range firing {
+				u := a.Annotations["runbook_url"]
+				if !strings.Contains(u, pinned) {
+					return fmt.Sprintf("%s: runbook_url %q is not pinned to the release (%s)", a.Labels["alertname"], u, pinned)
+				}
+				a.Annotations["runbook_url"] = strings.Replace(u, pinned, "/blob/main/runbooks/", 1)
 			}
 			return strings.Join(alertDiff(firing, want, decided), "\n")
 		})
