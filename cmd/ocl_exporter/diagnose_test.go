@@ -126,3 +126,27 @@ func TestStatusPage(t *testing.T) {
 		t.Error("the landing page does not link /status")
 	}
 }
+
+// TestDiagnoseLogsOnlyWarnings: the report is the output; the informers'
+// progress goes to stderr only when --log.level asks for it.
+func TestDiagnoseLogsOnlyWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		info bool
+	}{
+		{[]string{"diagnose", "--example"}, false},
+		{[]string{"diagnose", "--example", "--log.level=info"}, true},
+	} {
+		old := stdout
+		stdout = io.Discard
+		var logs bytes.Buffer
+		err := run(context.Background(), tc.args, &logs)
+		stdout = old
+		if exitStatus(err) != 1 {
+			t.Fatalf("%v: exit status %d, want 1", tc.args, exitStatus(err))
+		}
+		if got := strings.Contains(logs.String(), "level=INFO"); got != tc.info {
+			t.Errorf("%v: info lines logged %v, want %v:\n%s", tc.args, got, tc.info, logs.String())
+		}
+	}
+}

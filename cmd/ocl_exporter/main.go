@@ -66,6 +66,10 @@ type options struct {
 	log                                          *promslog.Config
 	command                                      string
 	tool                                         toolOptions
+	// logLevelSet: --log.level was given. diagnose and capture print a
+	// report, which the informers' progress lines would drown, so they
+	// log warnings only unless asked for more.
+	logLevelSet bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -95,6 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		BoolVar(&o.pprof)
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
 	flag.AddFlags(app, o.log)
+	app.GetFlag("log.level").IsSetByUser(&o.logLevelSet)
 	addCommands(app, &o.tool)
 	nameParseErrors(app)
 	command, err := app.Parse(args)
@@ -114,6 +119,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return usageError(args, err)
 	}
 	o.log.Writer = stderr
+	if o.command != serveCommand && !o.logLevelSet {
+		_ = o.log.Level.Set("warn") // a fixed, valid level
+	}
 	logger := promslog.New(o.log)
 	routeKlog(logger)
 	switch o.command {
