@@ -157,6 +157,7 @@ var MCNFailureConditions = []string{
 	string(mcfgv1.MachineConfigNodeNodeDegraded),
 	string(mcfgv1.MachineConfigNodeImagePulledFromRegistry),
 	string(mcfgv1.MachineConfigNodeUpdateOS),
+	string(mcfgv1.MachineConfigNodeUpdateDrained),
 }
 
 // Reasons and message prefixes the MCO writes on MachineConfigNode
