@@ -26,13 +26,16 @@ import (
 
 // monitoring is a Prometheus scraping the exporter with the rules of
 // alerts/, an Alertmanager it sends alerts to, and the webhook receiver
-// Alertmanager notifies: the alerts an on-call engineer would get.
+// Alertmanager notifies: the alerts an on-call engineer would get. Each
+// test starts its own once the exporter shows the test's objects whole
+// (play), so no rule ever evaluates a half-applied fixture: Alertmanager
+// notifies once per alert and keeps the annotations of that first
+// notification, so an alert fired from 7 of 8 objects would say "7" for
+// good.
 type monitoring struct {
-	prometheus, alertmanager *cluster.Proc
-	promURL                  string
-	rules                    map[string]rule // by alert name
-	mu                       sync.Mutex
-	firing                   map[string]alert // by seriesKey of the labels
+	promURL, amURL string
+	mu             sync.Mutex
+	firing         map[string]alert // by seriesKey of the labels
 }
 
 // rule is what the suite needs to know of an alerting rule.
@@ -49,38 +52,59 @@ type alert struct {
 	Annotations map[string]string `json:"annotations"`
 }
 
-// startMonitoring checks alerts/*rules.yaml with the same release's
-// promtool, rewrites every for: to 0s (the rules wait minutes to hours;
-// the test checks what fires once they have waited), and starts
-// Alertmanager, the webhook and Prometheus scraping target every second.
-func startMonitoring(dir, target string) (*monitoring, error) {
+// alertRules are alerts/'s alerting rules by name, and rulesDir the same
+// files with every for: at 0s (the rules wait minutes to hours; the tests
+// check what fires once they have waited), which every test's Prometheus
+// reads; prepareRules writes both once.
+var (
+	alertRules map[string]rule
+	rulesDir   string
+)
+
+// prepareRules checks alerts/*rules.yaml with the same release's promtool
+// and writes their for: 0s copies into dir/rules.
+func prepareRules(dir string) error {
 	files, err := filepath.Glob(filepath.Join(repoRoot, "alerts", "*rules.yaml"))
 	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no alerts/*rules.yaml: %v", err)
+		return fmt.Errorf("no alerts/*rules.yaml: %v", err)
 	}
 	if out, err := exec.Command(tools["E2E_PROMTOOL"], append([]string{"check", "rules"}, files...)...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("promtool check rules (Prometheus 2.42) refuses alerts/: %v\n%s", err, out)
+		return fmt.Errorf("promtool check rules (Prometheus 2.42) refuses alerts/: %v\n%s", err, out)
 	}
-	m := &monitoring{rules: map[string]rule{}, firing: map[string]alert{}}
-	rulesDir := filepath.Join(dir, "rules")
+	alertRules = map[string]rule{}
+	rulesDir = filepath.Join(dir, "rules")
 	if err := os.MkdirAll(rulesDir, 0o755); err != nil {
-		return nil, err
+		return err
 	}
 	for _, f := range files {
-		if err := m.rewriteRules(f, filepath.Join(rulesDir, filepath.Base(f))); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+		if err := rewriteRules(f, filepath.Join(rulesDir, filepath.Base(f)), alertRules); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
 		}
 	}
+	return nil
+}
 
+// startMonitoring starts Alertmanager, the webhook and a Prometheus that
+// scrapes the exporter every second with rulesDir's rules; they stop with
+// the test. Their logs go to the suite's directory, kept when it fails.
+func startMonitoring(t *testing.T) *monitoring {
+	t.Helper()
+	dir, err := os.MkdirTemp(env.dir, "monitoring-"+strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &monitoring{firing: map[string]alert{}}
 	webhook, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	go func() { _ = http.Serve(webhook, http.HandlerFunc(m.receive)) }()
+	srv := &http.Server{Handler: http.HandlerFunc(m.receive)}
+	go func() { _ = srv.Serve(webhook) }()
+	t.Cleanup(func() { _ = srv.Close() })
 
 	amAddr, err := cluster.FreeAddress()
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
 	amConfig := fmt.Sprintf(`route:
   receiver: test
@@ -94,18 +118,21 @@ receivers:
       - url: http://%s/
         send_resolved: true
 `, webhook.Addr())
-	if err := os.WriteFile(filepath.Join(dir, "alertmanager.yml"), []byte(amConfig), 0o644); err != nil {
-		return nil, err
-	}
-	if m.alertmanager, err = startServer(dir, "alertmanager", tools["E2E_ALERTMANAGER"], amAddr,
+	writeFile(t, filepath.Join(dir, "alertmanager.yml"), []byte(amConfig))
+	am, err := startServer(dir, "alertmanager", tools["E2E_ALERTMANAGER"], amAddr,
 		"--config.file", filepath.Join(dir, "alertmanager.yml"), "--storage.path", filepath.Join(dir, "alertmanager"),
-		"--web.listen-address", amAddr, "--cluster.listen-address", ""); err != nil {
-		return m, err
+		"--web.listen-address", amAddr, "--cluster.listen-address", "")
+	if am != nil {
+		t.Cleanup(am.Stop)
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.amURL = "http://" + amAddr
 
 	promAddr, err := cluster.FreeAddress()
 	if err != nil {
-		return m, err
+		t.Fatal(err)
 	}
 	promConfig := fmt.Sprintf(`global:
   scrape_interval: 1s
@@ -117,28 +144,24 @@ alerting:
 scrape_configs:
   - job_name: ocl-exporter
     static_configs: [{targets: [%q]}]
-`, filepath.Join(rulesDir, "*.yaml"), amAddr, target)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promConfig), 0o644); err != nil {
-		return m, err
-	}
+`, filepath.Join(rulesDir, "*.yaml"), amAddr, strings.TrimPrefix(env.exporter.url, "http://"))
+	writeFile(t, filepath.Join(dir, "prometheus.yml"), []byte(promConfig))
 	m.promURL = "http://" + promAddr
-	m.prometheus, err = startServer(dir, "prometheus", tools["E2E_PROMETHEUS"], promAddr,
+	prom, err := startServer(dir, "prometheus", tools["E2E_PROMETHEUS"], promAddr,
 		"--config.file", filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path", filepath.Join(dir, "prometheus"),
 		"--web.listen-address", promAddr, "--rules.alert.resend-delay", "1s")
-	return m, err
-}
-
-func (m *monitoring) stop() {
-	for _, p := range []*cluster.Proc{m.prometheus, m.alertmanager} {
-		if p != nil {
-			p.Stop()
-		}
+	if prom != nil {
+		t.Cleanup(prom.Stop)
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // rewriteRules copies a rule file with every for: set to 0s, noting each
-// alert's original for and whether it reads time().
-func (m *monitoring) rewriteRules(from, to string) error {
+// alert's original for and whether it reads time() in rules.
+func rewriteRules(from, to string, rules map[string]rule) error {
 	return editRules(from, to, func(name string, r map[string]any) (bool, error) {
 		var d model.Duration
 		if s, ok := r["for"].(string); ok {
@@ -148,7 +171,7 @@ func (m *monitoring) rewriteRules(from, to string) error {
 			}
 		}
 		expr, _ := r["expr"].(string)
-		m.rules[name] = rule{For: d, UsesTime: strings.Contains(expr, "time()")}
+		rules[name] = rule{For: d, UsesTime: strings.Contains(expr, "time()")}
 		r["for"] = "0s"
 		return true, nil
 	})
@@ -253,7 +276,7 @@ type promtoolTest struct {
 // names they decide: those whose for: has passed by then and whose
 // expression does not read time() (the live cluster's clock is not the
 // fixture's). ok is false when the scenario has no promtool test.
-func (m *monitoring) expectedAlerts(t *testing.T, name string) (want map[string]alert, decided []string, ok bool) {
+func expectedAlerts(t *testing.T, name string) (want map[string]alert, decided []string, ok bool) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(repoRoot, "alerts", "tests", "scenario-"+name+".yaml"))
 	if os.IsNotExist(err) {
@@ -279,7 +302,7 @@ func (m *monitoring) expectedAlerts(t *testing.T, name string) (want map[string]
 	want = map[string]alert{}
 	for _, g := range doc.Tests {
 		for _, a := range g.AlertRuleTest {
-			r, known := m.rules[a.Alertname]
+			r, known := alertRules[a.Alertname]
 			if d, _ := model.ParseDuration(a.EvalTime); d != last || !known || r.UsesTime || r.For > last {
 				continue
 			}
@@ -294,8 +317,11 @@ func (m *monitoring) expectedAlerts(t *testing.T, name string) (want map[string]
 	return want, decided, true
 }
 
-// expectAlerts waits until the alerts Alertmanager reports firing, among
-// the names decided, are exactly want with their annotations, and every
+// expectAlerts waits until the alerts Alertmanager delivered to the
+// webhook and still reports firing, among the names decided, are exactly
+// want, with their annotations as Alertmanager holds them now (Prometheus
+// resends every firing alert each second with its annotations evaluated
+// again; a notification keeps the ones it was sent with), and every
 // firing alert's runbook exists.
 func (m *monitoring) expectAlerts(t *testing.T, want map[string]alert, decided []string) {
 	t.Helper()
@@ -305,18 +331,59 @@ func (m *monitoring) expectAlerts(t *testing.T, want map[string]alert, decided [
 	var diff []string
 	var firing map[string]alert
 	for {
-		firing = m.snapshot()
-		diff = alertDiff(firing, want, decided)
+		firing, diff = m.current(ctx)
+		if diff == nil {
+			diff = alertDiff(firing, want, decided)
+		}
 		if len(diff) == 0 {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the alerts Alertmanager delivered differ from alerts/tests/scenario-*.yaml (alerts %v):\n  %s\n--- firing (webhook):\n%s--- Prometheus /api/v1/alerts:\n%s",
+			t.Fatalf("the alerts Alertmanager delivered differ from alerts/tests/scenario-*.yaml (alerts %v):\n  %s\n--- firing (webhook, annotations from Alertmanager's API):\n%s--- Prometheus /api/v1/alerts:\n%s",
 				decided, strings.Join(diff, "\n  "), formatAlerts(firing), m.prometheusAlerts())
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// current is what the webhook was notified of and Alertmanager still
+// holds active, with the annotations Alertmanager holds now; problem is
+// why that could not be read.
+func (m *monitoring) current(ctx context.Context) (firing map[string]alert, problem []string) {
+	delivered := m.snapshot()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.amURL+"/api/v2/alerts?active=true&silenced=false&inhibited=false", nil)
+	if err != nil {
+		return delivered, []string{err.Error()}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return delivered, []string{"Alertmanager's API: " + err.Error()}
+	}
+	defer resp.Body.Close()
+	var held []struct {
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&held); err != nil {
+		return delivered, []string{"Alertmanager's API: " + err.Error()}
+	}
+	firing = map[string]alert{}
+	for _, a := range held {
+		k := seriesKey("ALERTS", a.Labels)
+		if d, ok := delivered[k]; ok {
+			d.Annotations = a.Annotations
+			firing[k] = d
+		}
+	}
+	// Delivered but no longer held: resolved, the notification saying so
+	// is on its way; still firing for the comparison until it arrives.
+	for k, d := range delivered {
+		if _, ok := firing[k]; !ok {
+			firing[k] = d
+		}
+	}
+	return firing, nil
 }
 
 func alertDiff(firing, want map[string]alert, decided []string) []string {

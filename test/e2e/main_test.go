@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +35,6 @@ var env struct {
 	bundle      []*unstructured.Unstructured
 	exporterBin string
 	exporter    *exporter
-	monitoring  *monitoring
 	// baseline is the scrape of the cluster with no OCL objects.
 	baseline series
 }
@@ -73,9 +71,6 @@ func setUpAndRun(m *testing.M) (code int, err error) {
 	begin := time.Now()
 	env.cluster, err = cluster.Start(env.dir, tools["E2E_ETCD"], tools["E2E_KUBE_APISERVER"])
 	defer func() {
-		if env.monitoring != nil {
-			env.monitoring.stop()
-		}
 		if env.exporter != nil {
 			env.exporter.Stop()
 		}
@@ -122,7 +117,7 @@ func setUpAndRun(m *testing.M) (code int, err error) {
 	if env.baseline, err = env.exporter.scrape(ctx); err != nil {
 		return 1, err
 	}
-	if env.monitoring, err = startMonitoring(env.dir, strings.TrimPrefix(env.exporter.url, "http://")); err != nil {
+	if err := prepareRules(env.dir); err != nil {
 		return 1, err
 	}
 	fmt.Fprintf(os.Stderr, "e2e: set up in %s\n", time.Since(begin).Round(time.Second))

@@ -537,7 +537,7 @@ func runGenerated(t *testing.T, dir string, g generated) (promURL string) {
 	for k, v := range cm.Data {
 		files[configMapsMount+serviceCABundle+"/"+k] = []byte(v)
 	}
-	rules := &monitoring{rules: map[string]rule{}}
+	rules := map[string]rule{}
 	if err := os.MkdirAll(p.path(rulesMount+"prometheus-"+prometheusName+"-rulefiles-0"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -546,7 +546,7 @@ func runGenerated(t *testing.T, dir string, g generated) (promURL string) {
 		if err := os.WriteFile(raw, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := rules.rewriteRules(raw, p.path(rulesMount+"prometheus-"+prometheusName+"-rulefiles-0/"+name)); err != nil {
+		if err := rewriteRules(raw, p.path(rulesMount+"prometheus-"+prometheusName+"-rulefiles-0/"+name), rules); err != nil {
 			t.Fatalf("operator rule file %s: %v", name, err)
 		}
 	}
@@ -868,7 +868,7 @@ func TestPrometheusOperator(t *testing.T) {
 	t.Run("fires a scenario's alerts from the generated rules", func(t *testing.T) {
 		const name = "seed004-build-failed"
 		objs, _ := play(t, scenario(name))
-		want, decided, ok := env.monitoring.expectedAlerts(t, name)
+		want, decided, ok := expectedAlerts(t, name)
 		if !ok || len(want) == 0 {
 			t.Fatalf("alerts/tests/scenario-%s.yaml expects no alert", name)
 		}
@@ -893,6 +893,6 @@ func TestPrometheusOperator(t *testing.T) {
 			}
 			return strings.Join(alertDiff(firing, want, decided), "\n")
 		})
-		removeAndExpectBaseline(t, objs, settle)
+		removeAndExpectBaseline(t, nil, objs, settle)
 	})
 }

@@ -58,14 +58,15 @@ func TestScenarios(t *testing.T) {
 		name := filepath.Base(dir)
 		t.Run(name, func(t *testing.T) {
 			objs, _ := play(t, dir)
+			m := startMonitoring(t)
 			diagnoseLive(t, dir)
-			if want, decided, ok := env.monitoring.expectedAlerts(t, name); ok {
-				env.monitoring.expectAlerts(t, want, decided)
+			if want, decided, ok := expectedAlerts(t, name); ok {
+				m.expectAlerts(t, want, decided)
 			}
 			if step := transitions[name]; step != nil {
-				step(t, objs)
+				step(t, m, objs)
 			}
-			removeAndExpectBaseline(t, objs, settle)
+			removeAndExpectBaseline(t, m, objs, settle)
 		})
 	}
 }
@@ -90,8 +91,8 @@ func play(t *testing.T, dir string) (objs []*unstructured.Unstructured, want ser
 }
 
 // removeAndExpectBaseline deletes objs and wants the empty cluster's scrape
-// within timeout, and no alert firing.
-func removeAndExpectBaseline(t *testing.T, objs []*unstructured.Unstructured, timeout time.Duration) {
+// within timeout, and no alert firing on m, when the test has one.
+func removeAndExpectBaseline(t *testing.T, m *monitoring, objs []*unstructured.Unstructured, timeout time.Duration) {
 	t.Helper()
 	if err := env.kube.removeAll(t.Context(), objs); err != nil {
 		t.Fatal(err)
@@ -99,7 +100,9 @@ func removeAndExpectBaseline(t *testing.T, objs []*unstructured.Unstructured, ti
 	if err := env.exporter.eventually(t.Context(), timeout, sameAs(env.baseline)); err != nil {
 		t.Fatalf("series left after deleting every object: %v", err)
 	}
-	env.monitoring.expectAlerts(t, nil, nil)
+	if m != nil {
+		m.expectAlerts(t, nil, nil)
+	}
 }
 
 // scenario is the directory of a seed scenario.
@@ -184,9 +187,9 @@ func allAvailable(v float64) expectation { return resourcesAvailable(v) }
 
 // transitions are the later steps of a scenario, checked after its objects
 // match the snapshot.
-var transitions = map[string]func(t *testing.T, objs []*unstructured.Unstructured){
+var transitions = map[string]func(t *testing.T, m *monitoring, objs []*unstructured.Unstructured){
 	// The user creates the missing secrets, one at a time.
-	"seed000-secrets-missing": func(t *testing.T, objs []*unstructured.Unstructured) {
+	"seed000-secrets-missing": func(t *testing.T, m *monitoring, _ []*unstructured.Unstructured) {
 		missing := func(secret string) string {
 			field := map[string]string{"rendered-image": "renderedImagePushSecret", "base-image-pull": "baseImagePullSecret"}[secret]
 			return seriesKey("mosc_secret_missing", map[string]string{"machineosconfig": "infra", "pool": "infra", "field": field, "secret": secret})
@@ -195,7 +198,7 @@ var transitions = map[string]func(t *testing.T, objs []*unstructured.Unstructure
 		expect(t, hasValues(series{missing("rendered-image"): 0, missing("base-image-pull"): 1}))
 		createSecret(t, "base-image-pull")
 		expect(t, hasValues(series{missing("rendered-image"): 0, missing("base-image-pull"): 0}))
-		env.monitoring.expectAlerts(t, nil, []string{"OCLMachineOSConfigSecretMissing"}) // resolved
+		m.expectAlerts(t, nil, []string{"OCLMachineOSConfigSecretMissing"}) // resolved
 	},
 	// The failing node pulls the image after all.
 	"seed002-manifest-unknown": catchUp,
@@ -204,7 +207,7 @@ var transitions = map[string]func(t *testing.T, objs []*unstructured.Unstructure
 	// The revert completes: the MCD deletes both image annotations.
 	"stage3-revert-to-non-layered": catchUp,
 	// The operator recreates the component MachineConfig.
-	"seed003-prebuilt-no-component-mc": func(t *testing.T, _ []*unstructured.Unstructured) {
+	"seed003-prebuilt-no-component-mc": func(t *testing.T, _ *monitoring, _ []*unstructured.Unstructured) {
 		seeded, err := cluster.LoadDir(scenario("seed003-prebuilt-seeded"))
 		if err != nil {
 			t.Fatal(err)
@@ -224,7 +227,7 @@ var transitions = map[string]func(t *testing.T, objs []*unstructured.Unstructure
 // catchUp makes every node whose currentImage differs from its desiredImage
 // finish its update as the MCD would, then wants no mismatch left: 0 on the
 // nodes of layered pools, no series for nodes that reverted.
-func catchUp(t *testing.T, objs []*unstructured.Unstructured) {
+func catchUp(t *testing.T, _ *monitoring, objs []*unstructured.Unstructured) {
 	const (
 		current = "machineconfiguration.openshift.io/currentImage"
 		desired = "machineconfiguration.openshift.io/desiredImage"

@@ -27,6 +27,7 @@ const recovery = 90 * time.Second
 // ready, reports every resource unavailable, and recovers by itself.
 func TestAPIServerRestart(t *testing.T) {
 	objs, want := play(t, scenario("seed004-build-failed"))
+	m := startMonitoring(t)
 
 	env.cluster.StopAPIServer()
 	restarted := false
@@ -39,7 +40,7 @@ func TestAPIServerRestart(t *testing.T) {
 		}
 	})
 	expect(t, all(resourcesAvailable(0), sameAs(want)))
-	env.monitoring.expectAlerts(t, resourceAlerts(source.Resources()...), []string{resourceAlert})
+	m.expectAlerts(t, resourceAlerts(source.Resources()...), []string{resourceAlert})
 	if code := get(t, env.exporter.url+"/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz answers %d while the API server is away, want 200 (the exporter serves the last known state)", code)
 	}
@@ -56,7 +57,7 @@ func TestAPIServerRestart(t *testing.T) {
 	}
 	// The watches work again: deletions show, once the reflectors' backoff
 	// has let them watch again.
-	removeAndExpectBaseline(t, objs, recovery)
+	removeAndExpectBaseline(t, m, objs, recovery)
 }
 
 // replaceExporter starts a new exporter on the same address after a test
@@ -79,6 +80,7 @@ func replaceExporter(t *testing.T) {
 func TestCRDRemovedAndReadded(t *testing.T) {
 	const mosb = "machineosbuilds.machineconfiguration.openshift.io"
 	objs, want := play(t, scenario("healthy-rollout-done"))
+	m := startMonitoring(t)
 	crd := env.crds[mosb]
 	t.Cleanup(func() {
 		if err := env.kube.CreateCRD(context.Background(), crd); err != nil && !strings.Contains(err.Error(), "already exists") {
@@ -91,7 +93,7 @@ func TestCRDRemovedAndReadded(t *testing.T) {
 	expect(t, all(resourcesAvailable(1, mosb), lacks("mosb_build_phase", nil),
 		valueOf("mosc_info", map[string]string{"machineosconfig": "layered"}, 1)))
 	i := slices.IndexFunc(source.Resources(), func(r source.Resource) bool { return r.Name == mosb })
-	env.monitoring.expectAlerts(t, resourceAlerts(source.Resources()[i]), []string{resourceAlert})
+	m.expectAlerts(t, resourceAlerts(source.Resources()[i]), []string{resourceAlert})
 
 	if err := env.kube.CreateCRD(t.Context(), crd); err != nil {
 		t.Fatal(err)
@@ -103,7 +105,7 @@ func TestCRDRemovedAndReadded(t *testing.T) {
 	if err := env.exporter.eventually(t.Context(), recovery, all(allAvailable(1), sameAs(want))); err != nil {
 		t.Fatalf("no recovery after the CRD came back: %v", err)
 	}
-	removeAndExpectBaseline(t, objs, settle)
+	removeAndExpectBaseline(t, m, objs, settle)
 }
 
 // TestRBACRevoked starts a second exporter after the deploy bundle's
