@@ -55,7 +55,7 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
 	done
 
-lint: $(STATICCHECK) lint-dockerfile lint-markdown
+lint: $(STATICCHECK) lint-dockerfile lint-markdown lint-size
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -69,6 +69,13 @@ lint: $(STATICCHECK) lint-dockerfile lint-markdown
 	$(GO) vet -tags fleet ./test/fleet/
 	$(STATICCHECK) -tags fleet ./test/fleet/
 	cd tools && $(GO) mod verify >/dev/null
+
+## lint-size: no tracked file outside testdata/ over 1 MB: a build output
+## committed by accident (ignore it in .gitignore and .dockerignore).
+.PHONY: lint-size
+lint-size:
+	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' | awk '$$1 > 1048576 && $$2 !~ /(^|\/)testdata\//'); \
+	if [ -n "$$big" ]; then echo "tracked files over 1 MB outside testdata/ (a build output? git rm --cached it, ignore it):"; echo "$$big"; exit 1; fi
 
 tools: $(PROMTOOL) $(STATICCHECK)
 
