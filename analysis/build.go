@@ -16,7 +16,9 @@ import (
 // BuildPhase is the state of a MachineOSBuild, read from its conditions.
 type BuildPhase string
 
-// The phases of a MachineOSBuild; see reference/ocl-domain.md §2.5.
+// The phases of a MachineOSBuild: the openshift/api BuildProgress
+// condition types, all five written together by the MCO
+// (openshift/machine-config-operator@7ff337a: pkg/apihelpers/machineosbuild.go), Initial before any.
 const (
 	BuildInitial     BuildPhase = "Initial"
 	BuildPrepared    BuildPhase = "Prepared"

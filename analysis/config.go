@@ -14,7 +14,9 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/classify"
 )
 
-// Stage 1 names; see reference/ocl-domain.md §1, §3, §6.1 and §7.1. The
+// Stage 1 names: openshift/api machineconfiguration/v1 MachineOSConfig
+// fields, and openshift/machine-config-operator@7ff337a: pkg/controller/build/constants/constants.go,
+// pkg/controller/build/helpers.go (validation), pkg/operator/sync.go. The
 // source package has the same object names, but it imports this one.
 const (
 	// The MachineOSConfig fields that name a Secret in the MCO namespace,

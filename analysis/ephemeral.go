@@ -18,8 +18,8 @@ const (
 var EphemeralKinds = []string{KindConfigMap, KindSecret, KindJob}
 
 // ephemeralPrefixes are the name prefixes of a build's objects
-// (reference/ocl-domain.md §6.2), read only when the machine-os-build label
-// and annotation are both missing.
+// (openshift/machine-config-operator@7ff337a: pkg/controller/build/utils/helpers.go), read only when the
+// machine-os-build label and annotation are both missing.
 var ephemeralPrefixes = []string{
 	"containerfile-", "mc-", "additionaltrustbundle-", "etc-policy-",
 	"etc-registries-", "digest-", "base-", "final-", buildJobPrefix,

@@ -9,7 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// Keys the MCO writes; see reference/ocl-domain.md §2.3, §3, §4 and §6.3.
+// Keys the MCO writes (openshift/machine-config-operator@7ff337a: pkg/controller/build/constants/constants.go,
+// pkg/daemon/constants/constants.go).
 const (
 	prefix = "machineconfiguration.openshift.io/"
 

@@ -15,7 +15,10 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 )
 
-// Label and object names the MCO uses; see reference/ocl-domain.md §6.
+// Label and object names the MCO uses (openshift/machine-config-operator@7ff337a:
+// pkg/controller/build/constants/constants.go, pkg/controller/build/utils/
+// selectors.go GetMachineOSBuildLabels, buildrequest.go
+// getLabelsForObjectMeta).
 const (
 	// LabelOnClusterLayering marks every ephemeral object a build creates.
 	LabelOnClusterLayering = "machineconfiguration.openshift.io/on-cluster-layering"
