@@ -16,12 +16,13 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/classify"
 	"github.com/ocl-exporter/ocl_exporter/docs"
+	"github.com/ocl-exporter/ocl_exporter/runbooks"
 )
 
 // RunbookBase is where every alert's runbook_url points: the base written
 // once per rule, followed by <AlertName>.md. The deploy bundle's generator
-// may rewrite it for forks.
-const RunbookBase = "https://github.com/ocl-exporter/ocl_exporter/blob/main/runbooks/"
+// pins it to a release, or rewrites it for forks.
+var RunbookBase = runbooks.Main
 
 // ruleFiles are the files promtool checks (the Makefile's test-rules).
 const ruleFiles = "*rules.yaml"

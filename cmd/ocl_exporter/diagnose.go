@@ -18,6 +18,7 @@ import (
 
 	"github.com/ocl-exporter/ocl_exporter/diagnose"
 	"github.com/ocl-exporter/ocl_exporter/examples"
+	"github.com/ocl-exporter/ocl_exporter/runbooks"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
@@ -43,28 +44,19 @@ type toolOptions struct {
 	captureOut  string
 }
 
-// repository is where the runbooks are published; RunbookBase pins it to
-// the release the binary was built from.
-const repository = "https://github.com/ocl-exporter/ocl_exporter"
-
-var releaseTag = regexp.MustCompile(`^v?\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
 var commitID = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
 
 // defaultRunbookBase links the runbooks of the release this binary was
 // built from: its tag, else its commit, so the status page never links a
 // runbook written for a later version. An unversioned build links main.
 func defaultRunbookBase(ver, revision string) string {
-	ref := "main"
-	switch {
-	case releaseTag.MatchString(ver):
-		ref = ver
-		if !strings.HasPrefix(ref, "v") {
-			ref = "v" + ref
-		}
-	case commitID.MatchString(revision):
-		ref = revision
+	if tag, ok := runbooks.ReleaseTag(ver); ok {
+		return runbooks.At(tag)
 	}
-	return repository + "/blob/" + ref + "/runbooks/"
+	if commitID.MatchString(revision) {
+		return runbooks.At(revision)
+	}
+	return runbooks.Main
 }
 
 // validRunbookBase wants an absolute http(s) URL ending in a slash.

@@ -25,6 +25,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ocl-exporter/ocl_exporter/runbooks"
 )
 
 const (
@@ -44,7 +46,7 @@ const (
 
 func main() {
 	root := flag.String("root", ".", "repository root")
-	runbooks := flag.String("runbook-url", "", "base URL of the runbooks the PrometheusRule links, ending in /; default: "+RepositoryRunbooks+" at the tag in VERSION")
+	runbooks := flag.String("runbook-url", "", "base URL of the runbooks the PrometheusRule links, ending in /; default: "+runbooks.At("<tag in VERSION>"))
 	flag.Parse()
 	if err := write(*root, *runbooks); err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
@@ -109,7 +111,7 @@ func Generate(root string) (map[string][]byte, error) {
 // kustomization.yaml listing the others, the PrometheusRule when alerts/
 // has rule groups, and a ConfigMap per dashboard. No rule files or no
 // dashboards (yet) is not an error. The rules' runbook_url values under
-// SourceRunbooks are moved to runbookBase ("" for the default).
+// runbooks.Main are moved to runbookBase ("" for the default).
 func GenerateWith(root, runbookBase string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	var resources []string
@@ -189,13 +191,7 @@ func kustomization(from string, resources []string) []byte {
 	return k.Bytes()
 }
 
-// Runbook bases: the rule files link main, which promtool tests and
-// readers of the repository see; the bundle links a release.
-const (
-	RepositoryRunbooks = "https://github.com/ocl-exporter/ocl_exporter/blob/<tag>/runbooks/"
-	SourceRunbooks     = "https://github.com/ocl-exporter/ocl_exporter/blob/main/runbooks/"
-	versionFile        = "VERSION"
-)
+const versionFile = "VERSION"
 
 // DefaultRunbookBase is the repository's runbooks at the release tag in
 // root/VERSION, so a deployed rule links the runbooks of the release it
@@ -204,21 +200,19 @@ const (
 func DefaultRunbookBase(root string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(root, versionFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return SourceRunbooks, nil
+		return runbooks.Main, nil
 	}
 	if err != nil {
 		return "", err
 	}
-	tag := strings.TrimSpace(string(b))
-	if !releaseTag.MatchString(tag) {
-		return "", fmt.Errorf("%s: %q is not a release tag like v1.2.3", versionFile, tag)
+	tag, ok := runbooks.ReleaseTag(strings.TrimSpace(string(b)))
+	if !ok {
+		return "", fmt.Errorf("%s: %q is not a release tag like v1.2.3", versionFile, strings.TrimSpace(string(b)))
 	}
-	return strings.Replace(RepositoryRunbooks, "<tag>", tag, 1), nil
+	return runbooks.At(tag), nil
 }
 
-var releaseTag = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$`)
-
-// pinRunbooks moves every runbook_url under SourceRunbooks to base.
+// pinRunbooks moves every runbook_url under runbooks.Main to base.
 func pinRunbooks(groups []monitoringv1.RuleGroup, base string) error {
 	if !strings.HasSuffix(base, "/") {
 		return fmt.Errorf("runbook base %q must end in /", base)
@@ -226,7 +220,7 @@ func pinRunbooks(groups []monitoringv1.RuleGroup, base string) error {
 	for _, g := range groups {
 		for _, r := range g.Rules {
 			if u, ok := r.Annotations["runbook_url"]; ok {
-				if rest, found := strings.CutPrefix(u, SourceRunbooks); found {
+				if rest, found := strings.CutPrefix(u, runbooks.Main); found {
 					r.Annotations["runbook_url"] = base + rest
 				}
 			}

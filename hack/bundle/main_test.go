@@ -11,6 +11,8 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ocl-exporter/ocl_exporter/runbooks"
 )
 
 // TestGeneratedFilesAreCurrent keeps one source of truth: the committed
@@ -231,7 +233,7 @@ func TestRunbookLinksArePinned(t *testing.T) {
 
 func TestRunbookBaseIsConfigurable(t *testing.T) {
 	root := t.TempDir()
-	writeFile(t, filepath.Join(root, "alerts", "a-rules.yaml"), strings.ReplaceAll(rulesA, "https://example.com/runbooks/", SourceRunbooks))
+	writeFile(t, filepath.Join(root, "alerts", "a-rules.yaml"), strings.ReplaceAll(rulesA, "https://example.com/runbooks/", runbooks.Main))
 	files, err := GenerateWith(root, "https://runbooks.internal.example/ocl/")
 	if err != nil {
 		t.Fatal(err)
