@@ -791,7 +791,14 @@ func TestPrometheusOperator(t *testing.T) {
 		bad := cluster.Sanitize(sm)
 		bad.SetName(sm.GetName() + "-bad-" + m.name)
 		eps, _, _ := unstructured.NestedSlice(bad.Object, "spec", "endpoints")
-		m.change(eps[0].(map[string]any))
+		ep := eps[0].(map[string]any)
+		m.change(ep)
+		// A label of its own: the copy scrapes the exporter's target under
+		// the same job, instance and service, so its failed scrapes would
+		// write up=0 into the real target's series and, depending on the
+		// scrape offsets, page OCLExporterDown in the alert check below.
+		relabelings, _ := ep["relabelings"].([]any)
+		ep["relabelings"] = append(relabelings, map[string]any{"action": "replace", "targetLabel": "mistake", "replacement": m.name})
 		if err := unstructured.SetNestedSlice(bad.Object, eps, "spec", "endpoints"); err != nil {
 			t.Fatal(err)
 		}
