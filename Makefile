@@ -160,15 +160,14 @@ SOAK_RUNS ?= 3
 SOAK_BURN ?= 2
 .PHONY: e2e-soak
 e2e-soak: e2e-tools
-	@mkdir -p $(BIN); set -e; \
-	for i in $$(seq $(SOAK_BURN)); do sh -c 'while :; do :; done' & done; \
-	trap 'kill $$(jobs -p) 2>/dev/null' EXIT; \
-	for n in $$(seq $(SOAK_RUNS)); do \
+	@mkdir -p $(BIN); pids=; \
+	for i in $$(seq $(SOAK_BURN)); do sh -c 'while :; do :; done' & pids="$$pids $$!"; done; \
+	status=0; for n in $$(seq $(SOAK_RUNS)); do \
 		start=$$(date +%s); \
 		if $(MAKE) --no-print-directory e2e > $(BIN)/e2e-soak-$$n.log 2>&1; then \
 			echo "e2e-soak: run $$n of $(SOAK_RUNS) passed in $$(( $$(date +%s) - start )) s"; \
-		else echo "e2e-soak: run $$n of $(SOAK_RUNS) FAILED, see $(BIN)/e2e-soak-$$n.log"; exit 1; fi; \
-	done
+		else echo "e2e-soak: run $$n of $(SOAK_RUNS) FAILED, see $(BIN)/e2e-soak-$$n.log"; status=1; break; fi; \
+	done; kill $$pids; exit $$status
 
 e2e-tools: $(E2E_APISERVER) $(E2E_AM) $(E2E_ETCD) $(E2E_PROM) $(E2E_PO) $(E2E_PROMK8S)
 
