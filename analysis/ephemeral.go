@@ -12,6 +12,11 @@ const (
 	KindConfigMap = "ConfigMap"
 	KindSecret    = "Secret"
 	KindJob       = "Job"
+
+	// Kinds whose absence other findings read, for Cluster.Captured.
+	KindDeployment        = "Deployment"
+	KindMachineConfigPool = "MachineConfigPool"
+	KindMachineConfig     = "MachineConfig"
 )
 
 // EphemeralKinds lists the kinds counted, in a stable order.

@@ -88,6 +88,9 @@ func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int) (V
 	if len(bad) > 0 {
 		return Problem, fmt.Sprintf("%d failed check(s): %s", r.FailedChecks(), strings.Join(bad, ", "))
 	}
+	if n := r.countChecks(NotCaptured); n > 0 {
+		return Healthy, fmt.Sprintf("no problem found; %d check(s) not decided: the snapshot did not capture what they read", n)
+	}
 	return Healthy, "no problem found"
 }
 
@@ -162,6 +165,10 @@ func timePtr(t time.Time) *time.Time {
 func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
 	access := check(CheckExporterAccess)
 	for _, st := range status {
+		if st.Problem == source.ProblemNotCaptured {
+			access.notCaptured(Finding{Object: Object{Kind: "Resource", Name: st.Resource}, Message: st.Reason})
+			continue
+		}
 		if !st.Available {
 			msg := st.Reason
 			if msg == "" {
@@ -185,7 +192,10 @@ func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
 	}
 
 	builder := check(CheckBuilder)
-	if b.builder.MachineOSConfigs > 0 && !b.builder.Ready {
+	switch {
+	case b.builder.MachineOSConfigs > 0 && b.builder.Unknown:
+		builder.notCaptured(notCapturedFinding(Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}))
+	case b.builder.MachineOSConfigs > 0 && !b.builder.Ready:
 		builder.fail(Finding{
 			Object: Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}, Field: "status.readyReplicas",
 			Message: fmt.Sprintf("%d MachineOSConfig(s) exist, but the machine-os-builder has no ready pod", b.builder.MachineOSConfigs),
@@ -285,8 +295,10 @@ func (b *builder) stage(n int, checks []Check) Stage {
 		switch {
 		case c.Status == Failed:
 			s.Status = Failed
-		case c.Status == Running && s.Status == Passed:
+		case c.Status == Running && (s.Status == Passed || s.Status == NotCaptured):
 			s.Status = Running
+		case c.Status == NotCaptured && s.Status == Passed:
+			s.Status = NotCaptured
 		}
 	}
 	return s
@@ -313,6 +325,20 @@ func (p *pending) run(f Finding) {
 	p.Findings = append(p.Findings, f)
 }
 
+// notCaptured marks the check undecidable, unless it already failed or
+// runs: the snapshot does not hold the kind it reads.
+func (p *pending) notCaptured(f Finding) {
+	if p.Status == Passed {
+		p.Status = NotCaptured
+	}
+	p.Findings = append(p.Findings, f)
+}
+
+// notCapturedFinding says that o's kind was not captured, so o may exist.
+func notCapturedFinding(o Object) Finding {
+	return Finding{Object: o, Message: fmt.Sprintf("the snapshot holds no %s at all: whether %s exists is unknown", o.Kind, o.Name)}
+}
+
 func (p *pending) done() Check { return p.Check }
 
 func (b *builder) configChecks(f analysis.MachineOSConfigFinding) []Check {
@@ -322,6 +348,9 @@ func (b *builder) configChecks(f analysis.MachineOSConfigFinding) []Check {
 	ns := b.c.Namespace
 
 	pool := check(CheckPool)
+	if f.PoolUnknown {
+		pool.notCaptured(notCapturedFinding(Object{Kind: "MachineConfigPool", Name: f.Pool}))
+	}
 	if f.PoolMissing {
 		pool.fail(Finding{
 			Object: mosc, Field: "spec.machineConfigPool.name",
@@ -333,6 +362,9 @@ func (b *builder) configChecks(f analysis.MachineOSConfigFinding) []Check {
 
 	secrets := check(CheckSecrets)
 	for _, s := range f.Secrets {
+		if s.Unknown {
+			secrets.notCaptured(notCapturedFinding(Object{Kind: "Secret", Namespace: ns, Name: s.Name}))
+		}
 		if !s.Missing {
 			continue
 		}
@@ -395,9 +427,12 @@ func (b *builder) configChecks(f analysis.MachineOSConfigFinding) []Check {
 	}
 	checks = append(checks, seeded.done())
 	mc := check(CheckPrebuiltMachineConfig)
-	if pb.Seeded && !pb.MachineConfig {
+	mcObject := Object{Kind: "MachineConfig", Name: analysis.PreBuiltImageMachineConfigPrefix + f.Pool}
+	if pb.Seeded && pb.MachineConfigUnknown {
+		mc.notCaptured(notCapturedFinding(mcObject))
+	} else if pb.Seeded && !pb.MachineConfig {
 		mc.fail(Finding{
-			Object:  Object{Kind: "MachineConfig", Name: analysis.PreBuiltImageMachineConfigPrefix + f.Pool},
+			Object:  mcObject,
 			Message: "the component MachineConfig of the seeded pre-built image does not exist",
 			Class:   classify.Unknown,
 			Runbook: b.runbook(alertPrebuiltMCMissing), Commands: prebuiltCommands(f.Name, f.Pool, ns),
@@ -420,7 +455,7 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 			Since:   timePtr(w.Since), Commands: notStartedCommands(f.Name, f.Pool, ns),
 		}
 		switch {
-		case !b.builder.Ready:
+		case !b.builder.Ready && !b.builder.Unknown:
 			fd.Class, fd.Runbook = classify.BuilderUnavailable, b.runbook(alertBuilderNotReady)
 			created.fail(fd)
 		case b.now.Sub(w.Since) > BuildNotStartedAfter:

@@ -33,6 +33,9 @@ const (
 	Running Status = "running"
 	// NotReached: an earlier stage failed, so this one cannot happen.
 	NotReached Status = "not_reached"
+	// NotCaptured: the check reads a kind an offline snapshot does not
+	// hold at all, so it cannot be decided; its findings name the kind.
+	NotCaptured Status = "not_captured"
 )
 
 // Verdict is the outcome of a pool or of the whole report.
@@ -138,11 +141,14 @@ type Runbook struct {
 }
 
 // FailedChecks counts the failed checks, cluster and pools.
-func (r *Report) FailedChecks() int {
+func (r *Report) FailedChecks() int { return r.countChecks(Failed) }
+
+// countChecks counts the checks with status st, cluster and pools.
+func (r *Report) countChecks(st Status) int {
 	n := 0
 	count := func(cs []Check) {
 		for _, c := range cs {
-			if c.Status == Failed {
+			if c.Status == st {
 				n++
 			}
 		}

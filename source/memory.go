@@ -26,6 +26,10 @@ const memoryVersion = "1"
 // list) with a watch that never sends a change, since a snapshot has none.
 type Memory struct {
 	byResource map[string][]runtime.Object
+	// notCaptured holds, by resource name, the error for each resource a
+	// snapshot did not capture: listing it fails as an unreadable resource
+	// does live, so that nothing reads its absence as "none".
+	notCaptured map[string]error
 }
 
 // NewMemory holds objs, each with its apiVersion and kind set, as Load
@@ -49,6 +53,11 @@ func NewMemory(objs []runtime.Object) (*Memory, error) {
 	}
 	return m, nil
 }
+
+// NotCaptured returns a *NotCapturedError when the snapshot did not
+// capture r. Its List and Watch still succeed, empty, so the informer
+// syncs; the Source reports r as not captured rather than empty.
+func (m *Memory) NotCaptured(r Resource) error { return m.notCaptured[r.Name] }
 
 func name(o runtime.Object) string {
 	if m, ok := o.(metav1.Object); ok {

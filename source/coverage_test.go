@@ -1,0 +1,68 @@
+package source
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSnapshotCoverage: a kind is captured by an object, a List of it
+// (typed, or untyped in a file named after it) or a capture record; a
+// kind the snapshot holds nothing of, or that a record says could not be
+// read, is not captured, with the reason.
+func TestSnapshotCoverage(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"mosc.yaml":         mosc,
+		"secrets.yaml":      "apiVersion: v1\nkind: List\nitems: []\n",
+		"x/deployments.yml": "apiVersion: v1\nkind: List\nitems: []\n",
+		"jobs.json":         `{"apiVersion":"batch/v1","kind":"JobList","items":[]}`,
+		"cms.yaml":          "apiVersion: ocl-exporter.io/v1\nkind: CaptureRecord\nresource: configmaps\ncaptured: true\n",
+		"pods.yaml": "apiVersion: ocl-exporter.io/v1\nkind: CaptureRecord\nresource: pods\ncaptured: false\n" +
+			"problem: forbidden\nreason: may not list pods\n",
+		"other.yaml": "apiVersion: v1\nkind: List\nitems: []\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := OpenSnapshot(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{ // resource -> substring of the error, "" captured
+		"machineosconfigs.machineconfiguration.openshift.io": "",
+		"secrets":          "",
+		"deployments.apps": "",
+		"jobs.batch":       "",
+		"configmaps":       "",
+		"pods":             "forbidden: may not list pods",
+		"nodes":            "holds no nodes",
+		"machineosbuilds.machineconfiguration.openshift.io": "holds no machineosbuilds",
+	}
+	for _, r := range Resources() {
+		w, ok := want[r.Name]
+		if !ok {
+			continue
+		}
+		err := m.NotCaptured(r)
+		var nc *NotCapturedError
+		switch {
+		case w == "" && err != nil:
+			t.Errorf("%s: %v, want captured", r.Name, err)
+		case w != "" && (!errors.As(err, &nc) || !strings.Contains(err.Error(), w)):
+			t.Errorf("%s: %v, want not captured: %q", r.Name, err, w)
+		}
+	}
+	if p, _ := explain(&NotCapturedError{Resource: "pods"}, "pods", "ns", true); p != ProblemNotCaptured {
+		t.Errorf("explain: %q, want %q", p, ProblemNotCaptured)
+	}
+}
