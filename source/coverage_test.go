@@ -1,12 +1,17 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestSnapshotCoverage: a kind is captured by an object, a List of it
@@ -64,5 +69,44 @@ func TestSnapshotCoverage(t *testing.T) {
 	}
 	if p, _ := explain(&NotCapturedError{Resource: "pods"}, "pods", "ns", true); p != ProblemNotCaptured {
 		t.Errorf("explain: %q, want %q", p, ProblemNotCaptured)
+	}
+}
+
+// TestSnapshotServesBareBuildPods: the pods resource's selector (job-name)
+// misses the bare build pods of 4.16 and 4.17; a snapshot serves them by
+// their on-cluster-layering label, and no other pod.
+func TestSnapshotServesBareBuildPods(t *testing.T) {
+	m := clientsFor(t, fstest.MapFS{"pods.yaml": {Data: []byte(`apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: build-layered-1
+    namespace: openshift-machine-config-operator
+    labels: {machineconfiguration.openshift.io/on-cluster-layering: "", machineconfiguration.openshift.io/ephemeral-build-object: ""}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: build-layered-2-abcde, namespace: openshift-machine-config-operator, labels: {job-name: build-layered-2}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: machine-config-daemon-x, namespace: openshift-machine-config-operator, labels: {k8s-app: machine-config-daemon}}
+`)}})
+	var pods Resource
+	for _, r := range Resources() {
+		if r.Name == "pods" {
+			pods = r
+		}
+	}
+	list, err := m.List(context.Background(), pods, "openshift-machine-config-operator", metav1.ListOptions{LabelSelector: pods.LabelSelector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range list.(*corev1.PodList).Items {
+		names = append(names, p.Name)
+	}
+	if strings.Join(names, ",") != "build-layered-1,build-layered-2-abcde" {
+		t.Errorf("pods served: %v", names)
 	}
 }

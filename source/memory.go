@@ -67,7 +67,8 @@ func name(o runtime.Object) string {
 }
 
 // List returns copies of r's objects in namespace ("" for all) that match
-// o's selectors.
+// o's selectors; asked with r's own label selector, those that match r's
+// OfflineLabelSelector too.
 func (m *Memory) List(_ context.Context, r Resource, namespace string, o metav1.ListOptions) (runtime.Object, error) {
 	items, err := m.matching(r, namespace, o)
 	if err != nil {
@@ -123,13 +124,20 @@ func (m *Memory) matching(r Resource, namespace string, o metav1.ListOptions) ([
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("listing %s: field label not supported: %s", r.Name, req.Field))
 		}
 	}
+	also := labels.Nothing()
+	if r.OfflineLabelSelector != "" && o.LabelSelector == r.LabelSelector {
+		if also, err = labels.Parse(r.OfflineLabelSelector); err != nil {
+			return nil, fmt.Errorf("listing %s: offline label selector %q: %w", r.Name, r.OfflineLabelSelector, err)
+		}
+	}
 	var out []runtime.Object
 	for _, obj := range m.byResource[r.Name] {
 		om := obj.(metav1.Object)
 		if namespace != "" && om.GetNamespace() != namespace {
 			continue
 		}
-		if ls.Matches(labels.Set(om.GetLabels())) && fs.Matches(selectableFields(obj)) {
+		set := labels.Set(om.GetLabels())
+		if (ls.Matches(set) || also.Matches(set)) && fs.Matches(selectableFields(obj)) {
 			out = append(out, obj.DeepCopyObject())
 		}
 	}
