@@ -210,8 +210,9 @@ func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
 // the machine-os-builder.
 const reasonBuilderFailed = "MachineOSBuilderFailed"
 
-// pool walks one pool through the stages; after a failed stage the later
-// ones are not reached, as in the seeds' walk.
+// pool walks one pool through the stages. After a failed stage a later
+// one is evaluated when it has evidence of its own (evidence), else it is
+// not reached.
 func (b *builder) pool(name string) Pool {
 	p := Pool{Name: name, Verdict: Healthy}
 	f, layered := b.moscs[name]
@@ -234,10 +235,10 @@ func (b *builder) pool(name string) Pool {
 		// Reverting from image mode: the nodes still leave a layered image.
 		p.Stages = []Stage{b.stage(StageRollout, b.rolloutChecks(name, rollout, nodes, false))}
 	}
-	reached := true
+	failedBefore := false
 	for i := range p.Stages {
 		s := &p.Stages[i]
-		if !reached {
+		if failedBefore && !b.evidence(s, f, nodes) {
 			s.Status = NotReached
 			for j := range s.Checks {
 				s.Checks[j] = Check{ID: s.Checks[j].ID, Title: s.Checks[j].Title, Status: NotReached}
@@ -245,27 +246,45 @@ func (b *builder) pool(name string) Pool {
 			continue
 		}
 		if s.Status == Failed {
-			p.Verdict, reached = Problem, false
+			p.Verdict, failedBefore = Problem, true
 		}
 	}
 	p.Summary = b.poolSummary(p, rollout, nodes)
 	return p
 }
 
+// evidence reports whether a stage after a failed one has objects of its
+// own to evaluate: a MachineOSBuild of the MachineOSConfig for the build
+// stage; for the rollout, a node whose update fails or is under way (MCD
+// state Working or Degraded), not merely waiting for an image. Without any,
+// the stage was not reached; with some, it shows what happened before the
+// earlier stage failed (a build that failed, nodes mid-rollout), which is
+// often the cause to fix.
+func (b *builder) evidence(s *Stage, f analysis.MachineOSConfigFinding, nodes []analysis.NodeRollout) bool {
+	switch s.Number {
+	case StageBuild:
+		return slices.ContainsFunc(b.c.MachineOSBuilds, func(m *mcfgv1.MachineOSBuild) bool {
+			return m.Spec.MachineOSConfig.Name == f.Name
+		})
+	case StageRollout:
+		return s.Status == Failed || slices.ContainsFunc(nodes, func(n analysis.NodeRollout) bool {
+			return n.Failure != nil || n.State == analysis.MCDStateWorking || n.State == analysis.MCDStateDegraded
+		})
+	}
+	return false
+}
+
 func (b *builder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.NodeRollout) string {
-	for _, s := range p.Stages {
-		if s.Status != Failed {
-			continue
-		}
-		for _, c := range s.Checks {
-			if c.Status == Failed {
-				msg := c.Findings[0].Message
-				if cl := c.Findings[0].Class; cl != "" {
-					msg += " (" + string(cl) + ")"
-				}
-				return fmt.Sprintf("stage %d %s failed: %s", s.Number, s.Name, msg)
+	if failed := failedStages(p); len(failed) > 0 {
+		parts := make([]string, len(failed))
+		for i, fs := range failed {
+			msg := fs.finding.Message
+			if cl := fs.finding.Class; cl != "" {
+				msg += " (" + string(cl) + ")"
 			}
+			parts[i] = fmt.Sprintf("stage %d %s failed: %s", fs.stage.Number, fs.stage.Name, msg)
 		}
+		return strings.Join(parts, "; then ")
 	}
 	machines := ""
 	if r != nil {
@@ -287,6 +306,53 @@ func (b *builder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.
 		onImage = r.Machines.OnCurrentImage
 	}
 	return fmt.Sprintf("healthy: %d of %d node(s) on the current image", onImage, len(nodes))
+}
+
+// failedStage is a failed stage and the first finding of its first failed
+// check.
+type failedStage struct {
+	stage   Stage
+	finding Finding
+}
+
+// failedStages lists a pool's failed stages in the order they started to
+// fail, by the earliest "since" of their failed findings, stages whose
+// findings do not tell last, in stage order. A build that failed before a
+// Secret went missing reads in that order.
+func failedStages(p Pool) []failedStage {
+	var out []failedStage
+	since := map[int]time.Time{}
+	for _, s := range p.Stages {
+		if s.Status != Failed {
+			continue
+		}
+		fs := failedStage{stage: s}
+		for _, c := range s.Checks {
+			if c.Status != Failed {
+				continue
+			}
+			if fs.finding.Message == "" {
+				fs.finding = c.Findings[0]
+			}
+			for _, f := range c.Findings {
+				if f.Since != nil && (since[s.Number].IsZero() || f.Since.Before(since[s.Number])) {
+					since[s.Number] = *f.Since
+				}
+			}
+		}
+		out = append(out, fs)
+	}
+	slices.SortStableFunc(out, func(x, y failedStage) int {
+		tx, ty := since[x.stage.Number], since[y.stage.Number]
+		if tx.IsZero() != ty.IsZero() {
+			if tx.IsZero() {
+				return 1
+			}
+			return -1
+		}
+		return tx.Compare(ty)
+	})
+	return out
 }
 
 func (b *builder) stage(n int, checks []Check) Stage {

@@ -31,7 +31,8 @@ const (
 	// Running: in progress and not (yet) failing: a build that builds, a
 	// rollout under way, a wait shorter than its alert's limit.
 	Running Status = "running"
-	// NotReached: an earlier stage failed, so this one cannot happen.
+	// NotReached: an earlier stage failed and this one has no object of
+	// its own to evaluate (no MachineOSBuild, no node updating).
 	NotReached Status = "not_reached"
 	// NotCaptured: the check reads a kind an offline snapshot does not
 	// hold at all, so it cannot be decided; its findings name the kind.
