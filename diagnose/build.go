@@ -73,9 +73,6 @@ func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int) (V
 	if o.Pool != "" && len(r.Pools) == 0 {
 		return Unknown, fmt.Sprintf("no MachineConfigPool or MachineOSConfig names pool %q", o.Pool)
 	}
-	if moscs == 0 {
-		return Unknown, "no MachineOSConfig exists: no pool uses image mode (On-Cluster Layering)"
-	}
 	var bad []string
 	if slices.ContainsFunc(r.Cluster, func(c Check) bool { return c.Status == Failed }) {
 		bad = append(bad, "cluster")
@@ -85,8 +82,15 @@ func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int) (V
 			bad = append(bad, "pool "+p.Name)
 		}
 	}
-	if len(bad) > 0 {
+	switch {
+	case len(bad) > 0 && moscs == 0:
+		// Exit 1, not 2: a node failing to update is a problem to fix,
+		// whether or not a pool uses image mode yet.
+		return Problem, fmt.Sprintf("no pool uses image mode, but %d failed check(s): %s", r.FailedChecks(), strings.Join(bad, ", "))
+	case len(bad) > 0:
 		return Problem, fmt.Sprintf("%d failed check(s): %s", r.FailedChecks(), strings.Join(bad, ", "))
+	case moscs == 0:
+		return Unknown, "no MachineOSConfig exists: no pool uses image mode (On-Cluster Layering), and no node fails to update"
 	}
 	if n := r.countChecks(NotCaptured); n > 0 {
 		return Healthy, fmt.Sprintf("no problem found; %d check(s) not decided: the snapshot did not capture what they read", n)
@@ -231,8 +235,11 @@ func (b *builder) pool(name string) Pool {
 			b.stage(StageBuild, b.buildChecks(f)),
 			b.stage(StageRollout, b.rolloutChecks(name, rollout, nodes, true)),
 		}
-	case slices.ContainsFunc(nodes, func(n analysis.NodeRollout) bool { return n.ImageTracked }):
-		// Reverting from image mode: the nodes still leave a layered image.
+	case slices.ContainsFunc(nodes, func(n analysis.NodeRollout) bool { return n.ImageTracked || n.Failure != nil }):
+		// Reverting from image mode (the nodes still leave a layered
+		// image), or not layered with a node failing to update: a pool
+		// about to be layered or just reverted is part of the same story,
+		// and node_update_failure_class reports the node either way.
 		p.Stages = []Stage{b.stage(StageRollout, b.rolloutChecks(name, rollout, nodes, false))}
 	}
 	failedBefore := false
@@ -648,7 +655,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 	mcp := b.c.Pool(pool)
 	failing := check(CheckNodes)
 	for _, n := range nodes {
-		if n.Failure == nil || !n.ImageTracked {
+		if n.Failure == nil {
 			continue
 		}
 		failing.fail(Finding{
