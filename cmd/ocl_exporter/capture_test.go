@@ -78,18 +78,11 @@ func TestCaptureRoundTrips(t *testing.T) {
 	}
 }
 
-// captureErr runs `ocl_exporter capture` with args and returns its error
-// and standard output.
+// captureErr runs `ocl_exporter capture` with args and returns its
+// standard output and error.
 func captureErr(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	var out strings.Builder
-	old := stdout
-	stdout = &out
-	t.Cleanup(func() { stdout = old })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	err := run(ctx, append([]string{"capture", "--log.level=error"}, args...), io.Discard)
-	return out.String(), err
+	return runOutput(t, append([]string{"capture", "--log.level=error"}, args...)...)
 }
 
 // TestCaptureNeverFollowsLinks: a link planted in the output directory or
