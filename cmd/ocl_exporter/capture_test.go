@@ -185,3 +185,20 @@ func TestCaptureDashIsStandardOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestCaptureWritesWholeOrNothing: when files fail half way, nothing is
+// left at the output, and every failure is named.
+func TestCaptureWritesWholeOrNothing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "snap")
+	files := map[string][]byte{"a.yaml": []byte("a"), "no/such/b.yaml": []byte("b"), "no/such/c.yaml": []byte("c")}
+	err := writeCapture(out+"/", files, false)
+	if err == nil || !strings.Contains(err.Error(), "b.yaml") || !strings.Contains(err.Error(), "c.yaml") {
+		t.Errorf("error %v, want both failed files named", err)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		t.Error("a failed capture left a partial directory")
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".capture-*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
