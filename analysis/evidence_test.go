@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"testing"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -43,5 +44,22 @@ func TestBareBuildPod(t *testing.T) {
 	}
 	if b.PodFailures != 1 {
 		t.Errorf("pod failures %d, want 1: the bare pod only", b.PodFailures)
+	}
+}
+
+// TestEphemeralObjectsOfAKindNotCaptured: a kind the snapshot did not
+// capture is not counted as 0.
+func TestEphemeralObjectsOfAKindNotCaptured(t *testing.T) {
+	c := &Cluster{
+		Namespace:   buildNS,
+		ConfigMaps:  []*metav1.PartialObjectMetadata{{ObjectMeta: metav1.ObjectMeta{Name: "containerfile-b1", Namespace: buildNS, Labels: map[string]string{LabelOnClusterLayering: "", LabelMachineOSBuild: "b1"}}}},
+		NotCaptured: map[string]bool{KindSecret: true},
+	}
+	var kinds []string
+	for _, e := range c.EphemeralObjects() {
+		kinds = append(kinds, e.Kind)
+	}
+	if want := []string{KindConfigMap, KindJob}; !slices.Equal(kinds, want) {
+		t.Errorf("kinds counted %v, want %v", kinds, want)
 	}
 }
