@@ -44,21 +44,26 @@ func newCoverage() *coverage {
 	return &coverage{kinds: map[schema.GroupKind]bool{}, failed: map[string]string{}}
 }
 
-// list notes the kind of a List: a typed one ("SecretList") names it; an
-// untyped "List", as `oc get -o yaml` and must-gathers write, is known by
-// its items, or when empty by its file's name ("secrets.yaml").
-func (c *coverage) list(file string, tm typeMeta) {
+// file notes the kind a file is named after ("secrets.yaml",
+// "jobs.batch.yaml", as `capture` and the README's oc commands write
+// them): it holds that resource, none if it holds no object.
+func (c *coverage) file(name string) {
+	base := strings.TrimSuffix(path.Base(name), path.Ext(name))
+	for _, r := range Resources() {
+		if base == r.GVR.Resource || base == r.Name {
+			c.kinds[schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}] = true
+		}
+	}
+}
+
+// list notes the kind of a typed List ("SecretList"); an untyped "List",
+// as `oc get -o yaml` writes it, is known by its items, or when empty by
+// its file's name.
+func (c *coverage) list(tm typeMeta) {
 	gv, err := schema.ParseGroupVersion(tm.APIVersion)
 	if k, ok := strings.CutSuffix(tm.Kind, "List"); ok && k != "" && err == nil {
 		if _, known := kinds[gv.WithKind(k).GroupKind()]; known {
 			c.kinds[gv.WithKind(k).GroupKind()] = true
-			return
-		}
-	}
-	base := strings.TrimSuffix(path.Base(file), path.Ext(file))
-	for _, r := range Resources() {
-		if base == r.GVR.Resource || base == r.Name {
-			c.kinds[schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}] = true
 		}
 	}
 }

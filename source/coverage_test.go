@@ -29,6 +29,8 @@ func TestSnapshotCoverage(t *testing.T) {
 		"pods.yaml": "apiVersion: ocl-exporter.io/v1\nkind: CaptureRecord\nresource: pods\ncaptured: false\n" +
 			"problem: forbidden\nreason: may not list pods\n",
 		"other.yaml": "apiVersion: v1\nkind: List\nitems: []\n",
+		// an earlier capture's file of a resource with no object
+		"old/events.yaml": "# ocl_exporter capture of events at 2025-10-17T13:00:00Z from x: 0 object(s),\n",
 	}
 	for name, body := range files {
 		p := filepath.Join(dir, name)
@@ -51,6 +53,7 @@ func TestSnapshotCoverage(t *testing.T) {
 		"configmaps":       "",
 		"pods":             "forbidden: may not list pods",
 		"nodes":            "holds no nodes",
+		"events":           "",
 		"machineosbuilds.machineconfiguration.openshift.io": "holds no machineosbuilds",
 	}
 	for _, r := range Resources() {

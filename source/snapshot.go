@@ -114,6 +114,7 @@ func (l loader) load(fsys fs.FS, root string) ([]runtime.Object, *coverage, erro
 	var older olderObjects
 	cov := newCoverage()
 	for _, f := range files {
+		cov.file(f)
 		objs, err := l.loadFile(fsys, f, &older, cov)
 		if err != nil {
 			return nil, nil, err
@@ -308,7 +309,7 @@ func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object
 	}
 	var tm typeMeta
 	if json.Unmarshal(raw, &tm) == nil {
-		st.cov.list(st.name, tm)
+		st.cov.list(tm)
 	}
 	return st.convertEach(len(items), func(i int) ([]byte, error) {
 		item := items[i]
@@ -365,7 +366,7 @@ func (st *fileState) convert(raw json.RawMessage) ([]runtime.Object, error) {
 		return nil, fmt.Errorf("reading apiVersion and kind: %w", err)
 	}
 	if tm.Items != nil {
-		st.cov.list(st.name, tm)
+		st.cov.list(tm)
 		return st.convertList(tm)
 	}
 	if gv, err := schema.ParseGroupVersion(tm.APIVersion); err == nil && gv.Group == CaptureRecordGroup && tm.Kind == CaptureRecordKind {
