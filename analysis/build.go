@@ -221,10 +221,14 @@ func (c *Cluster) buildJob(b *mcfgv1.MachineOSBuild) *batchv1.Job {
 
 // jobPods returns the pods the Job controller created for job, newest
 // first. The build pod template carries no MCO labels, only the Job's.
+// OpenShift 4.16 and 4.17 ran the build as a bare pod named as the Job is
+// now (build-<mosb>, GetBuildPodName) with the ephemeral objects' labels
+// (buildRequestImpl.getObjectMeta) and no Job's: that pod counts too.
 func (c *Cluster) jobPods(job string) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range c.Pods {
-		if p.Namespace == c.Namespace && (p.Labels[labelJobName] == job || p.Labels[labelBatchJobName] == job) {
+		bare := p.Name == job && metav1.HasLabel(p.ObjectMeta, LabelOnClusterLayering)
+		if p.Namespace == c.Namespace && (p.Labels[labelJobName] == job || p.Labels[labelBatchJobName] == job || bare) {
 			out = append(out, p)
 		}
 	}

@@ -45,4 +45,14 @@ type Cluster struct {
 	Pods        []*corev1.Pod
 	Deployments []*appsv1.Deployment
 	Events      []*corev1.Event
+
+	// NotCaptured holds the kinds ("Secret", "Deployment") an offline
+	// snapshot does not hold at all: their objects are unknown, not
+	// absent, and no finding may conclude from their absence. Live, and
+	// for a kind captured empty, it is unset.
+	NotCaptured map[string]bool
 }
+
+// Captured reports whether the view holds kind's objects, so that an
+// absent object of that kind is really absent.
+func (c *Cluster) Captured(kind string) bool { return !c.NotCaptured[kind] }

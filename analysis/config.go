@@ -45,7 +45,11 @@ type MachineOSConfigFinding struct {
 	// the MCO's reference parser accepts it with a tag.
 	PushSpec      string
 	PushSpecValid bool
-	PoolMissing   bool
+	// PoolMissing is false, and PoolUnknown true, when the view holds no
+	// MachineConfigPools at all (an offline snapshot that did not capture
+	// them).
+	PoolMissing bool
+	PoolUnknown bool
 	// Secrets has the push secret, then the base pull secret (the default
 	// copy of the cluster pull secret when the field is omitted).
 	Secrets []SecretReference
@@ -64,6 +68,9 @@ type SecretReference struct {
 	Field   string
 	Name    string
 	Missing bool
+	// Unknown: the view holds no Secrets at all (not captured), so
+	// whether this one exists cannot be told; Missing is false.
+	Unknown bool
 }
 
 // PreBuiltImage is the install-time seeding state of a MachineOSConfig.
@@ -79,8 +86,10 @@ type PreBuiltImage struct {
 	// Seeded is the Seeded condition.
 	Seeded bool
 	// MachineConfig says whether 10-prebuiltimage-osimageurl-<pool> exists;
-	// the MCO needs it forever once seeded.
-	MachineConfig bool
+	// the MCO needs it forever once seeded. MachineConfigUnknown: no
+	// MachineConfig was captured, so it cannot be told.
+	MachineConfig        bool
+	MachineConfigUnknown bool
 }
 
 // MachineOSConfigFindings analyses every MachineOSConfig, sorted by name.
@@ -94,8 +103,9 @@ func MachineOSConfigFindings(c *Cluster) []MachineOSConfigFinding {
 			Pool:             pool,
 			PushSpec:         string(m.Spec.RenderedImagePushSpec),
 			PushSpecValid:    ValidPushSpec(string(m.Spec.RenderedImagePushSpec)),
-			PoolMissing:      c.Pool(pool) == nil,
-			Secrets:          secretReferences(m, secrets),
+			PoolMissing:      c.Captured(KindMachineConfigPool) && c.Pool(pool) == nil,
+			PoolUnknown:      !c.Captured(KindMachineConfigPool),
+			Secrets:          secretReferences(m, secrets, c.Captured(KindSecret)),
 			CurrentBuild:     m.Annotations[AnnotationCurrentBuild],
 			CurrentImage:     string(m.Status.CurrentImagePullSpec),
 			RebuildRequested: metav1.HasAnnotation(m.ObjectMeta, AnnotationRebuild),
@@ -120,7 +130,7 @@ func (c *Cluster) secretNames() map[string]bool {
 // secretReferences lists the Secrets the MCO needs for a MachineOSConfig.
 // An empty name is missing: no Secret has it, and the MCO refuses it ("no
 // secret name provided").
-func secretReferences(m *mcfgv1.MachineOSConfig, secrets map[string]bool) []SecretReference {
+func secretReferences(m *mcfgv1.MachineOSConfig, secrets map[string]bool, captured bool) []SecretReference {
 	base := DefaultBasePullSecret
 	if m.Spec.BaseImagePullSecret != nil {
 		base = m.Spec.BaseImagePullSecret.Name
@@ -130,7 +140,8 @@ func secretReferences(m *mcfgv1.MachineOSConfig, secrets map[string]bool) []Secr
 		{Field: FieldBaseImagePullSecret, Name: base},
 	}
 	for i := range refs {
-		refs[i].Missing = !secrets[refs[i].Name]
+		refs[i].Missing = captured && !secrets[refs[i].Name]
+		refs[i].Unknown = !captured
 	}
 	return refs
 }
@@ -169,6 +180,8 @@ func (c *Cluster) preBuiltImage(m *mcfgv1.MachineOSConfig) *PreBuiltImage {
 		Digested:      DigestedImage(image),
 		Seeded:        ConditionTrue(m.Status.Conditions, ConditionSeeded),
 		MachineConfig: c.hasMachineConfig(PreBuiltImageMachineConfigPrefix + m.Spec.MachineConfigPool.Name),
+
+		MachineConfigUnknown: !c.Captured(KindMachineConfig),
 	}
 	if !annotated && !p.MachineConfig && FindCondition(m.Status.Conditions, ConditionSeeded) == nil {
 		return nil
@@ -188,11 +201,14 @@ type BuilderFinding struct {
 	// Ready is true when the machine-os-builder Deployment in the MCO
 	// namespace has a ready pod; false when it is absent.
 	Ready bool
+	// Unknown: the view holds no Deployments at all (not captured); Ready
+	// is false but says nothing.
+	Unknown bool
 }
 
 // Builder reports the machine-os-builder Deployment.
 func Builder(c *Cluster) BuilderFinding {
-	f := BuilderFinding{MachineOSConfigs: len(c.MachineOSConfigs)}
+	f := BuilderFinding{MachineOSConfigs: len(c.MachineOSConfigs), Unknown: !c.Captured(KindDeployment)}
 	for _, d := range c.Deployments {
 		if d.Namespace == c.Namespace && d.Name == machineOSBuilderName && d.Status.ReadyReplicas > 0 {
 			f.Ready = true

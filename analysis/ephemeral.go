@@ -12,6 +12,11 @@ const (
 	KindConfigMap = "ConfigMap"
 	KindSecret    = "Secret"
 	KindJob       = "Job"
+
+	// Kinds whose absence other findings read, for Cluster.Captured.
+	KindDeployment        = "Deployment"
+	KindMachineConfigPool = "MachineConfigPool"
+	KindMachineConfig     = "MachineConfig"
 )
 
 // EphemeralKinds lists the kinds counted, in a stable order.
@@ -36,7 +41,8 @@ type EphemeralCount struct {
 // on-cluster-layering in the MCO namespace, per build. The MCO deletes them
 // when a build succeeds and keeps them when it fails, so outside a running
 // build they are leftovers. Every kind is listed, with 0, for each build
-// that has any; an object naming no build counts under "".
+// that has any, but a kind an offline snapshot did not capture; an object
+// naming no build counts under "".
 func (c *Cluster) EphemeralObjects() []EphemeralCount {
 	counts := map[string]map[string]int{}
 	add := func(kind string, m metav1.ObjectMeta) {
@@ -70,7 +76,9 @@ func (c *Cluster) EphemeralObjects() []EphemeralCount {
 	var out []EphemeralCount
 	for _, b := range builds {
 		for _, k := range EphemeralKinds {
-			out = append(out, EphemeralCount{MachineOSBuild: b, Kind: k, Count: counts[b][k]})
+			if c.Captured(k) { // a kind not captured is unknown, not 0
+				out = append(out, EphemeralCount{MachineOSBuild: b, Kind: k, Count: counts[b][k]})
+			}
 		}
 	}
 	return out

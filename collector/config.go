@@ -90,7 +90,9 @@ func (s *configStage) collect(c *analysis.Cluster, ch chan<- prometheus.Metric) 
 
 	b := analysis.Builder(c)
 	ch <- s.configs.gauge(float64(b.MachineOSConfigs))
-	ch <- s.builderReady.gauge(boolean(b.Ready))
+	if !b.Unknown { // not captured: no Deployment to conclude from
+		ch <- s.builderReady.gauge(boolean(b.Ready))
+	}
 
 	if op := analysis.Operator(c); op != nil {
 		ch <- s.operatorDegraded.gauge(boolean(op.Degraded), op.Reason, string(op.Class))
@@ -106,9 +108,13 @@ func (s *configStage) collect(c *analysis.Cluster, ch chan<- prometheus.Metric) 
 func (s *configStage) collectMachineOSConfig(f analysis.MachineOSConfigFinding, ch chan<- prometheus.Metric) {
 	ch <- s.info.gauge(1, f.Name, f.Pool, f.PushSpec)
 	for _, sec := range f.Secrets {
-		ch <- s.secretMissing.gauge(boolean(sec.Missing), f.Name, f.Pool, sec.Field, sec.Name)
+		if !sec.Unknown {
+			ch <- s.secretMissing.gauge(boolean(sec.Missing), f.Name, f.Pool, sec.Field, sec.Name)
+		}
 	}
-	ch <- s.poolMissing.gauge(boolean(f.PoolMissing), f.Name, f.Pool)
+	if !f.PoolUnknown {
+		ch <- s.poolMissing.gauge(boolean(f.PoolMissing), f.Name, f.Pool)
+	}
 	ch <- s.pushSpecValid.gauge(boolean(f.PushSpecValid), f.Name)
 	if f.CurrentBuild != "" {
 		ch <- s.currentBuild.gauge(1, f.Name, f.Pool, f.CurrentBuild)
@@ -127,5 +133,7 @@ func (s *configStage) collectMachineOSConfig(f analysis.MachineOSConfigFinding, 
 		ch <- s.prebuiltDigested.gauge(boolean(p.Digested), f.Name, f.Pool)
 	}
 	ch <- s.prebuiltSeeded.gauge(boolean(p.Seeded), f.Name, f.Pool)
-	ch <- s.prebuiltMCMissing.gauge(boolean(!p.MachineConfig), f.Name, f.Pool)
+	if !p.MachineConfigUnknown {
+		ch <- s.prebuiltMCMissing.gauge(boolean(!p.MachineConfig), f.Name, f.Pool)
+	}
 }

@@ -73,9 +73,6 @@ func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int) (V
 	if o.Pool != "" && len(r.Pools) == 0 {
 		return Unknown, fmt.Sprintf("no MachineConfigPool or MachineOSConfig names pool %q", o.Pool)
 	}
-	if moscs == 0 {
-		return Unknown, "no MachineOSConfig exists: no pool uses image mode (On-Cluster Layering)"
-	}
 	var bad []string
 	if slices.ContainsFunc(r.Cluster, func(c Check) bool { return c.Status == Failed }) {
 		bad = append(bad, "cluster")
@@ -85,8 +82,18 @@ func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int) (V
 			bad = append(bad, "pool "+p.Name)
 		}
 	}
-	if len(bad) > 0 {
+	switch {
+	case len(bad) > 0 && moscs == 0:
+		// Exit 1, not 2: a node failing to update is a problem to fix,
+		// whether or not a pool uses image mode yet.
+		return Problem, fmt.Sprintf("no pool uses image mode, but %d failed check(s): %s", r.FailedChecks(), strings.Join(bad, ", "))
+	case len(bad) > 0:
 		return Problem, fmt.Sprintf("%d failed check(s): %s", r.FailedChecks(), strings.Join(bad, ", "))
+	case moscs == 0:
+		return Unknown, "no MachineOSConfig exists: no pool uses image mode (On-Cluster Layering), and no node fails to update"
+	}
+	if n := r.countChecks(NotCaptured); n > 0 {
+		return Healthy, fmt.Sprintf("no problem found; %d check(s) not decided: the snapshot did not capture what they read", n)
 	}
 	return Healthy, "no problem found"
 }
@@ -162,6 +169,10 @@ func timePtr(t time.Time) *time.Time {
 func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
 	access := check(CheckExporterAccess)
 	for _, st := range status {
+		if st.Problem == source.ProblemNotCaptured {
+			access.notCaptured(Finding{Object: Object{Kind: "Resource", Name: st.Resource}, Message: st.Reason})
+			continue
+		}
 		if !st.Available {
 			msg := st.Reason
 			if msg == "" {
@@ -185,7 +196,10 @@ func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
 	}
 
 	builder := check(CheckBuilder)
-	if b.builder.MachineOSConfigs > 0 && !b.builder.Ready {
+	switch {
+	case b.builder.MachineOSConfigs > 0 && b.builder.Unknown:
+		builder.notCaptured(notCapturedFinding(Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}))
+	case b.builder.MachineOSConfigs > 0 && !b.builder.Ready:
 		builder.fail(Finding{
 			Object: Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}, Field: "status.readyReplicas",
 			Message: fmt.Sprintf("%d MachineOSConfig(s) exist, but the machine-os-builder has no ready pod", b.builder.MachineOSConfigs),
@@ -200,8 +214,9 @@ func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
 // the machine-os-builder.
 const reasonBuilderFailed = "MachineOSBuilderFailed"
 
-// pool walks one pool through the stages; after a failed stage the later
-// ones are not reached, as in the seeds' walk.
+// pool walks one pool through the stages. After a failed stage a later
+// one is evaluated when it has evidence of its own (evidence), else it is
+// not reached.
 func (b *builder) pool(name string) Pool {
 	p := Pool{Name: name, Verdict: Healthy}
 	f, layered := b.moscs[name]
@@ -220,14 +235,17 @@ func (b *builder) pool(name string) Pool {
 			b.stage(StageBuild, b.buildChecks(f)),
 			b.stage(StageRollout, b.rolloutChecks(name, rollout, nodes, true)),
 		}
-	case slices.ContainsFunc(nodes, func(n analysis.NodeRollout) bool { return n.ImageTracked }):
-		// Reverting from image mode: the nodes still leave a layered image.
+	case slices.ContainsFunc(nodes, func(n analysis.NodeRollout) bool { return n.ImageTracked || n.Failure != nil }):
+		// Reverting from image mode (the nodes still leave a layered
+		// image), or not layered with a node failing to update: a pool
+		// about to be layered or just reverted is part of the same story,
+		// and node_update_failure_class reports the node either way.
 		p.Stages = []Stage{b.stage(StageRollout, b.rolloutChecks(name, rollout, nodes, false))}
 	}
-	reached := true
+	failedBefore := false
 	for i := range p.Stages {
 		s := &p.Stages[i]
-		if !reached {
+		if failedBefore && !b.evidence(s, f, nodes) {
 			s.Status = NotReached
 			for j := range s.Checks {
 				s.Checks[j] = Check{ID: s.Checks[j].ID, Title: s.Checks[j].Title, Status: NotReached}
@@ -235,27 +253,45 @@ func (b *builder) pool(name string) Pool {
 			continue
 		}
 		if s.Status == Failed {
-			p.Verdict, reached = Problem, false
+			p.Verdict, failedBefore = Problem, true
 		}
 	}
 	p.Summary = b.poolSummary(p, rollout, nodes)
 	return p
 }
 
+// evidence reports whether a stage after a failed one has objects of its
+// own to evaluate: a MachineOSBuild of the MachineOSConfig for the build
+// stage; for the rollout, a node whose update fails or is under way (MCD
+// state Working or Degraded), not merely waiting for an image. Without any,
+// the stage was not reached; with some, it shows what happened before the
+// earlier stage failed (a build that failed, nodes mid-rollout), which is
+// often the cause to fix.
+func (b *builder) evidence(s *Stage, f analysis.MachineOSConfigFinding, nodes []analysis.NodeRollout) bool {
+	switch s.Number {
+	case StageBuild:
+		return slices.ContainsFunc(b.c.MachineOSBuilds, func(m *mcfgv1.MachineOSBuild) bool {
+			return m.Spec.MachineOSConfig.Name == f.Name
+		})
+	case StageRollout:
+		return s.Status == Failed || slices.ContainsFunc(nodes, func(n analysis.NodeRollout) bool {
+			return n.Failure != nil || n.State == analysis.MCDStateWorking || n.State == analysis.MCDStateDegraded
+		})
+	}
+	return false
+}
+
 func (b *builder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.NodeRollout) string {
-	for _, s := range p.Stages {
-		if s.Status != Failed {
-			continue
-		}
-		for _, c := range s.Checks {
-			if c.Status == Failed {
-				msg := c.Findings[0].Message
-				if cl := c.Findings[0].Class; cl != "" {
-					msg += " (" + string(cl) + ")"
-				}
-				return fmt.Sprintf("stage %d %s failed: %s", s.Number, s.Name, msg)
+	if failed := failedStages(p); len(failed) > 0 {
+		parts := make([]string, len(failed))
+		for i, fs := range failed {
+			msg := fs.finding.Message
+			if cl := fs.finding.Class; cl != "" {
+				msg += " (" + string(cl) + ")"
 			}
+			parts[i] = fmt.Sprintf("stage %d %s failed: %s", fs.stage.Number, fs.stage.Name, msg)
 		}
+		return strings.Join(parts, "; then ")
 	}
 	machines := ""
 	if r != nil {
@@ -279,14 +315,63 @@ func (b *builder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.
 	return fmt.Sprintf("healthy: %d of %d node(s) on the current image", onImage, len(nodes))
 }
 
+// failedStage is a failed stage and the first finding of its first failed
+// check.
+type failedStage struct {
+	stage   Stage
+	finding Finding
+}
+
+// failedStages lists a pool's failed stages in the order they started to
+// fail, by the earliest "since" of their failed findings, stages whose
+// findings do not tell last, in stage order. A build that failed before a
+// Secret went missing reads in that order.
+func failedStages(p Pool) []failedStage {
+	var out []failedStage
+	since := map[int]time.Time{}
+	for _, s := range p.Stages {
+		if s.Status != Failed {
+			continue
+		}
+		fs := failedStage{stage: s}
+		for _, c := range s.Checks {
+			if c.Status != Failed {
+				continue
+			}
+			if fs.finding.Message == "" {
+				fs.finding = c.Findings[0]
+			}
+			for _, f := range c.Findings {
+				if f.Since != nil && (since[s.Number].IsZero() || f.Since.Before(since[s.Number])) {
+					since[s.Number] = *f.Since
+				}
+			}
+		}
+		out = append(out, fs)
+	}
+	slices.SortStableFunc(out, func(x, y failedStage) int {
+		tx, ty := since[x.stage.Number], since[y.stage.Number]
+		if tx.IsZero() != ty.IsZero() {
+			if tx.IsZero() {
+				return 1
+			}
+			return -1
+		}
+		return tx.Compare(ty)
+	})
+	return out
+}
+
 func (b *builder) stage(n int, checks []Check) Stage {
 	s := Stage{Number: n, Name: stageNames[n], Status: Passed, Checks: checks}
 	for _, c := range checks {
 		switch {
 		case c.Status == Failed:
 			s.Status = Failed
-		case c.Status == Running && s.Status == Passed:
+		case c.Status == Running && (s.Status == Passed || s.Status == NotCaptured):
 			s.Status = Running
+		case c.Status == NotCaptured && s.Status == Passed:
+			s.Status = NotCaptured
 		}
 	}
 	return s
@@ -313,6 +398,20 @@ func (p *pending) run(f Finding) {
 	p.Findings = append(p.Findings, f)
 }
 
+// notCaptured marks the check undecidable, unless it already failed or
+// runs: the snapshot does not hold the kind it reads.
+func (p *pending) notCaptured(f Finding) {
+	if p.Status == Passed {
+		p.Status = NotCaptured
+	}
+	p.Findings = append(p.Findings, f)
+}
+
+// notCapturedFinding says that o's kind was not captured, so o may exist.
+func notCapturedFinding(o Object) Finding {
+	return Finding{Object: o, Message: fmt.Sprintf("the snapshot holds no %s at all: whether %s exists is unknown", o.Kind, o.Name)}
+}
+
 func (p *pending) done() Check { return p.Check }
 
 func (b *builder) configChecks(f analysis.MachineOSConfigFinding) []Check {
@@ -322,6 +421,9 @@ func (b *builder) configChecks(f analysis.MachineOSConfigFinding) []Check {
 	ns := b.c.Namespace
 
 	pool := check(CheckPool)
+	if f.PoolUnknown {
+		pool.notCaptured(notCapturedFinding(Object{Kind: "MachineConfigPool", Name: f.Pool}))
+	}
 	if f.PoolMissing {
 		pool.fail(Finding{
 			Object: mosc, Field: "spec.machineConfigPool.name",
@@ -333,6 +435,9 @@ func (b *builder) configChecks(f analysis.MachineOSConfigFinding) []Check {
 
 	secrets := check(CheckSecrets)
 	for _, s := range f.Secrets {
+		if s.Unknown {
+			secrets.notCaptured(notCapturedFinding(Object{Kind: "Secret", Namespace: ns, Name: s.Name}))
+		}
 		if !s.Missing {
 			continue
 		}
@@ -395,9 +500,12 @@ func (b *builder) configChecks(f analysis.MachineOSConfigFinding) []Check {
 	}
 	checks = append(checks, seeded.done())
 	mc := check(CheckPrebuiltMachineConfig)
-	if pb.Seeded && !pb.MachineConfig {
+	mcObject := Object{Kind: "MachineConfig", Name: analysis.PreBuiltImageMachineConfigPrefix + f.Pool}
+	if pb.Seeded && pb.MachineConfigUnknown {
+		mc.notCaptured(notCapturedFinding(mcObject))
+	} else if pb.Seeded && !pb.MachineConfig {
 		mc.fail(Finding{
-			Object:  Object{Kind: "MachineConfig", Name: analysis.PreBuiltImageMachineConfigPrefix + f.Pool},
+			Object:  mcObject,
 			Message: "the component MachineConfig of the seeded pre-built image does not exist",
 			Class:   classify.Unknown,
 			Runbook: b.runbook(alertPrebuiltMCMissing), Commands: prebuiltCommands(f.Name, f.Pool, ns),
@@ -420,7 +528,7 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 			Since:   timePtr(w.Since), Commands: notStartedCommands(f.Name, f.Pool, ns),
 		}
 		switch {
-		case !b.builder.Ready:
+		case !b.builder.Ready && !b.builder.Unknown:
 			fd.Class, fd.Runbook = classify.BuilderUnavailable, b.runbook(alertBuilderNotReady)
 			created.fail(fd)
 		case b.now.Sub(w.Since) > BuildNotStartedAfter:
@@ -547,7 +655,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 	mcp := b.c.Pool(pool)
 	failing := check(CheckNodes)
 	for _, n := range nodes {
-		if n.Failure == nil || !n.ImageTracked {
+		if n.Failure == nil {
 			continue
 		}
 		failing.fail(Finding{

@@ -38,7 +38,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return enc.Encode(r)
 }
 
-var markdownStatus = map[Status]string{Passed: "passed", Failed: "**FAILED**", Running: "running", NotReached: "not reached"}
+var markdownStatus = map[Status]string{Passed: "passed", Failed: "**FAILED**", Running: "running", NotReached: "not reached", NotCaptured: "not captured"}
 
 // WriteMarkdown writes the report for an incident ticket: a table of the
 // checks per pool and the evidence of every failed or running check.

@@ -31,8 +31,12 @@ const (
 	// Running: in progress and not (yet) failing: a build that builds, a
 	// rollout under way, a wait shorter than its alert's limit.
 	Running Status = "running"
-	// NotReached: an earlier stage failed, so this one cannot happen.
+	// NotReached: an earlier stage failed and this one has no object of
+	// its own to evaluate (no MachineOSBuild, no node updating).
 	NotReached Status = "not_reached"
+	// NotCaptured: the check reads a kind an offline snapshot does not
+	// hold at all, so it cannot be decided; its findings name the kind.
+	NotCaptured Status = "not_captured"
 )
 
 // Verdict is the outcome of a pool or of the whole report.
@@ -138,11 +142,14 @@ type Runbook struct {
 }
 
 // FailedChecks counts the failed checks, cluster and pools.
-func (r *Report) FailedChecks() int {
+func (r *Report) FailedChecks() int { return r.countChecks(Failed) }
+
+// countChecks counts the checks with status st, cluster and pools.
+func (r *Report) countChecks(st Status) int {
 	n := 0
 	count := func(cs []Check) {
 		for _, c := range cs {
-			if c.Status == Failed {
+			if c.Status == st {
 				n++
 			}
 		}

@@ -34,10 +34,11 @@ const (
 )
 
 var statusStyle = map[Status]struct{ word, color string }{
-	Passed:     {"passed", ansiGreen},
-	Failed:     {"FAILED", ansiRed + ansiBold},
-	Running:    {"running", ansiYellow},
-	NotReached: {"not reached", ansiDim},
+	Passed:      {"passed", ansiGreen},
+	Failed:      {"FAILED", ansiRed + ansiBold},
+	Running:     {"running", ansiYellow},
+	NotReached:  {"not reached", ansiDim},
+	NotCaptured: {"unknown", ansiYellow},
 }
 
 var verdictStyle = map[Verdict]string{Healthy: ansiGreen, Problem: ansiRed + ansiBold, Unknown: ansiYellow}

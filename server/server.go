@@ -121,6 +121,8 @@ func readyz(r Readiness) http.HandlerFunc {
 			switch {
 			case st.Synced && st.Available:
 				continue
+			case st.Problem == source.ProblemNotCaptured:
+				fmt.Fprintf(&b, "%s: not captured by the snapshot (unknown, not empty)\n", st.Resource)
 			case st.Synced:
 				fmt.Fprintf(&b, "%s: serving the last known state\n", st.Resource)
 			case st.Settled():

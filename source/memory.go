@@ -26,6 +26,10 @@ const memoryVersion = "1"
 // list) with a watch that never sends a change, since a snapshot has none.
 type Memory struct {
 	byResource map[string][]runtime.Object
+	// notCaptured holds, by resource name, the error for each resource a
+	// snapshot did not capture: listing it fails as an unreadable resource
+	// does live, so that nothing reads its absence as "none".
+	notCaptured map[string]error
 }
 
 // NewMemory holds objs, each with its apiVersion and kind set, as Load
@@ -50,6 +54,11 @@ func NewMemory(objs []runtime.Object) (*Memory, error) {
 	return m, nil
 }
 
+// NotCaptured returns a *NotCapturedError when the snapshot did not
+// capture r. Its List and Watch still succeed, empty, so the informer
+// syncs; the Source reports r as not captured rather than empty.
+func (m *Memory) NotCaptured(r Resource) error { return m.notCaptured[r.Name] }
+
 func name(o runtime.Object) string {
 	if m, ok := o.(metav1.Object); ok {
 		return m.GetName()
@@ -58,7 +67,8 @@ func name(o runtime.Object) string {
 }
 
 // List returns copies of r's objects in namespace ("" for all) that match
-// o's selectors.
+// o's selectors; asked with r's own label selector, those that match r's
+// OfflineLabelSelector too.
 func (m *Memory) List(_ context.Context, r Resource, namespace string, o metav1.ListOptions) (runtime.Object, error) {
 	items, err := m.matching(r, namespace, o)
 	if err != nil {
@@ -114,13 +124,20 @@ func (m *Memory) matching(r Resource, namespace string, o metav1.ListOptions) ([
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("listing %s: field label not supported: %s", r.Name, req.Field))
 		}
 	}
+	also := labels.Nothing()
+	if r.OfflineLabelSelector != "" && o.LabelSelector == r.LabelSelector {
+		if also, err = labels.Parse(r.OfflineLabelSelector); err != nil {
+			return nil, fmt.Errorf("listing %s: offline label selector %q: %w", r.Name, r.OfflineLabelSelector, err)
+		}
+	}
 	var out []runtime.Object
 	for _, obj := range m.byResource[r.Name] {
 		om := obj.(metav1.Object)
 		if namespace != "" && om.GetNamespace() != namespace {
 			continue
 		}
-		if ls.Matches(labels.Set(om.GetLabels())) && fs.Matches(selectableFields(obj)) {
+		set := labels.Set(om.GetLabels())
+		if (ls.Matches(set) || also.Matches(set)) && fs.Matches(selectableFields(obj)) {
 			out = append(out, obj.DeepCopyObject())
 		}
 	}

@@ -50,6 +50,9 @@ type Resource struct {
 	// Selectors narrow the watch server-side to keep memory flat.
 	LabelSelector string
 	FieldSelector string
+	// OfflineLabelSelector is a second selector the offline backend serves
+	// too, where one watch cannot OR two selectors.
+	OfflineLabelSelector string
 
 	newObject func() runtime.Object
 	newList   func() runtime.Object
@@ -88,9 +91,9 @@ func Resources() []Resource {
 		withLabelSelector(LabelOnClusterLayering, typed("jobs.batch", gvr("batch", "v1", "jobs"), true,
 			func(c *analysis.Cluster) *[]*batchv1.Job { return &c.Jobs },
 			func() runtime.Object { return &batchv1.JobList{} })),
-		withLabelSelector(LabelJobName, typed("pods", gvr("", "v1", "pods"), true,
+		withOfflineLabelSelector(LabelOnClusterLayering, withLabelSelector(LabelJobName, typed("pods", gvr("", "v1", "pods"), true,
 			func(c *analysis.Cluster) *[]*corev1.Pod { return &c.Pods },
-			func() runtime.Object { return &corev1.PodList{} })),
+			func() runtime.Object { return &corev1.PodList{} }))),
 		withFieldSelector("metadata.name="+BuilderDeploymentName, typed("deployments.apps", gvr("apps", "v1", "deployments"), true,
 			func(c *analysis.Cluster) *[]*appsv1.Deployment { return &c.Deployments },
 			func() runtime.Object { return &appsv1.DeploymentList{} })),
@@ -138,3 +141,7 @@ func storeIn[T any](field func(*analysis.Cluster) *[]T) func(*analysis.Cluster, 
 
 func withLabelSelector(s string, r Resource) Resource { r.LabelSelector = s; return r }
 func withFieldSelector(s string, r Resource) Resource { r.FieldSelector = s; return r }
+
+// withOfflineLabelSelector: the bare build pods of 4.16 and 4.17
+// (on-cluster-layering label, no job-name) are read from snapshots.
+func withOfflineLabelSelector(s string, r Resource) Resource { r.OfflineLabelSelector = s; return r }

@@ -68,11 +68,16 @@ func OpenSnapshot(p string, logger *slog.Logger) (*Memory, error) {
 	if !info.IsDir() {
 		fsys, root = os.DirFS(filepath.Dir(p)), filepath.Base(p)
 	}
-	objs, err := Load(fsys, root, logger)
+	objs, cov, err := loader{maxBytes: MaxFileBytes, logger: logger}.load(fsys, root)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", p, err)
 	}
-	return NewMemory(objs)
+	m, err := NewMemory(objs)
+	if err != nil {
+		return nil, err
+	}
+	m.notCaptured = cov.notCaptured()
+	return m, nil
 }
 
 // MaxFileBytes bounds one snapshot file: a larger file is an error naming
@@ -90,7 +95,8 @@ const MaxFileBytes = 256 << 20
 // kept as metadata only, data never leaves this function. When the same
 // object appears twice, the last one read wins.
 func Load(fsys fs.FS, root string, logger *slog.Logger) ([]runtime.Object, error) {
-	return loader{maxBytes: MaxFileBytes, logger: logger}.load(fsys, root)
+	objs, _, err := loader{maxBytes: MaxFileBytes, logger: logger}.load(fsys, root)
+	return objs, err
 }
 
 type loader struct {
@@ -98,18 +104,20 @@ type loader struct {
 	logger   *slog.Logger
 }
 
-func (l loader) load(fsys fs.FS, root string) ([]runtime.Object, error) {
+func (l loader) load(fsys fs.FS, root string) ([]runtime.Object, *coverage, error) {
 	files, err := l.files(fsys, root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	byKey := map[string]runtime.Object{}
 	var order []string
 	var older olderObjects
+	cov := newCoverage()
 	for _, f := range files {
-		objs, err := l.loadFile(fsys, f, &older)
+		cov.file(f)
+		objs, err := l.loadFile(fsys, f, &older, cov)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, o := range objs {
 			k := key(o)
@@ -126,7 +134,7 @@ func (l loader) load(fsys fs.FS, root string) ([]runtime.Object, error) {
 	for _, k := range order {
 		out = append(out, byKey[k])
 	}
-	return out, nil
+	return out, cov, nil
 }
 
 // files lists the regular files to read, in lexical order. It follows
@@ -199,11 +207,12 @@ type fileState struct {
 	strayNamespace []string // cluster-scoped objects that named a namespace
 	skipped        map[string]int
 	older          *olderObjects // shared by every file of a load
+	cov            *coverage     // shared by every file of a load
 	logger         *slog.Logger
 }
 
-func newFileState(name string, older *olderObjects, logger *slog.Logger) *fileState {
-	return &fileState{name: name, skipped: map[string]int{}, older: older, logger: logger}
+func newFileState(name string, older *olderObjects, cov *coverage, logger *slog.Logger) *fileState {
+	return &fileState{name: name, skipped: map[string]int{}, older: older, cov: cov, logger: logger}
 }
 
 func (st *fileState) merge(o *fileState) {
@@ -213,7 +222,7 @@ func (st *fileState) merge(o *fileState) {
 	}
 }
 
-func (l loader) loadFile(fsys fs.FS, name string, older *olderObjects) ([]runtime.Object, error) {
+func (l loader) loadFile(fsys fs.FS, name string, older *olderObjects, cov *coverage) ([]runtime.Object, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
@@ -223,7 +232,7 @@ func (l loader) loadFile(fsys fs.FS, name string, older *olderObjects) ([]runtim
 	tooLarge := func() error {
 		return fmt.Errorf("%s: more than the %d bytes a snapshot file may hold: split it, or leave out the kinds the exporter does not read", name, l.maxBytes)
 	}
-	st := newFileState(name, older, l.logger)
+	st := newFileState(name, older, cov, l.logger)
 	next := st.documents(limited)
 	var out []runtime.Object
 	for doc := 1; ; doc++ {
@@ -280,7 +289,7 @@ func notValid(err error) error {
 // not stand alone (anchors), whole.
 func (st *fileState) convertYAML(doc []byte) ([]runtime.Object, error) {
 	if head, items, ok := splitYAMLList(doc); ok {
-		part := newFileState(st.name, st.older, st.logger)
+		part := newFileState(st.name, st.older, st.cov, st.logger)
 		if objs, err := part.convertItems(head, items); err == nil {
 			st.merge(part)
 			return objs, nil
@@ -294,8 +303,13 @@ func (st *fileState) convertYAML(doc []byte) ([]runtime.Object, error) {
 }
 
 func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object, error) {
-	if raw, err := yaml.YAMLToJSON(head); err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+	raw, err := yaml.YAMLToJSON(head)
+	if err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
 		return nil, errors.New("the List is not a map")
+	}
+	var tm typeMeta
+	if json.Unmarshal(raw, &tm) == nil {
+		st.cov.list(tm)
 	}
 	return st.convertEach(len(items), func(i int) ([]byte, error) {
 		item := items[i]
@@ -352,7 +366,11 @@ func (st *fileState) convert(raw json.RawMessage) ([]runtime.Object, error) {
 		return nil, fmt.Errorf("reading apiVersion and kind: %w", err)
 	}
 	if tm.Items != nil {
+		st.cov.list(tm)
 		return st.convertList(tm)
+	}
+	if gv, err := schema.ParseGroupVersion(tm.APIVersion); err == nil && gv.Group == CaptureRecordGroup && tm.Kind == CaptureRecordKind {
+		return nil, st.cov.record(raw)
 	}
 	gv, err := schema.ParseGroupVersion(tm.APIVersion)
 	if tm.Kind == "" || tm.APIVersion == "" || err != nil {
@@ -364,6 +382,7 @@ func (st *fileState) convert(raw json.RawMessage) ([]runtime.Object, error) {
 		st.skipped[gvk.String()]++
 		return nil, nil
 	}
+	st.cov.kinds[gvk.GroupKind()] = true
 	u := &unstructured.Unstructured{}
 	if err := utiljson.Unmarshal(raw, &u.Object); err != nil {
 		return nil, fmt.Errorf("%s: %w", gvk.Kind, err)

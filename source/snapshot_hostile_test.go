@@ -30,7 +30,7 @@ func loadWithin(t *testing.T, fsys fs.FS, root string, l loader) ([]runtime.Obje
 	}
 	done := make(chan result, 1)
 	go func() {
-		objs, err := l.load(fsys, root)
+		objs, _, err := l.load(fsys, root)
 		done <- result{objs, err}
 	}()
 	select {
@@ -174,7 +174,7 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := loader{maxBytes: 1 << 20, logger: slog.New(slog.DiscardHandler)}.load(fstest.MapFS{"f.yaml": {Data: data}}, ".")
+		objs, _, err := loader{maxBytes: 1 << 20, logger: slog.New(slog.DiscardHandler)}.load(fstest.MapFS{"f.yaml": {Data: data}}, ".")
 		if err != nil {
 			if objs != nil {
 				t.Errorf("objects and an error: %v", err)

@@ -97,7 +97,7 @@ func (s *Source) listWatch(w *watched) cache.ListerWatcher {
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			obj, err := s.list(ctx, w, ns, narrow(o))
 			s.metrics.count(s.metrics.lists, w.Name, err)
-			s.observe(w, err)
+			s.observe(w, s.notCaptured(w, err))
 			return obj, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
@@ -106,10 +106,24 @@ func (s *Source) listWatch(w *watched) cache.ListerWatcher {
 			// After an outage the reflector resumes its watch from the last
 			// resourceVersion without listing again: a watch that starts is
 			// what tells the resource is readable again.
-			s.observe(w, err)
+			s.observe(w, s.notCaptured(w, err))
 			return wi, err
 		},
 	}
+}
+
+// capturer is an offline backend that knows what its snapshot did not
+// capture.
+type capturer interface{ NotCaptured(Resource) error }
+
+// notCaptured turns a successful list or watch of a resource the snapshot
+// did not capture into its NotCapturedError: the informer syncs empty,
+// without retrying, and the status says "not captured", not "none".
+func (s *Source) notCaptured(w *watched, err error) error {
+	if c, ok := s.backend.(capturer); ok && err == nil {
+		return c.NotCaptured(w.Resource)
+	}
+	return err
 }
 
 // listWait bounds how long a list waits for another to finish.
@@ -169,8 +183,12 @@ func (s *Source) observe(w *watched, err error) {
 		return
 	}
 	s.generation.Add(1)
-	if st.Available {
+	switch {
+	case st.Available:
 		s.logger.Info("resource available", "resource", w.Name)
+		return
+	case st.Problem == ProblemNotCaptured:
+		s.logger.Warn("resource not captured by the snapshot: its objects are unknown, not absent", "resource", w.Name, "reason", st.Reason)
 		return
 	}
 	s.logger.Warn("resource unavailable; retrying in the background", "resource", w.Name, "reason", st.Reason, "err", err)
@@ -220,6 +238,12 @@ func (s *Source) Cluster(now time.Time) *analysis.Cluster {
 	c := &analysis.Cluster{Namespace: s.namespace, Now: now}
 	for _, w := range s.watched {
 		w.store(c, w.informer.GetStore().List())
+		if w.status.get().Problem == ProblemNotCaptured {
+			if c.NotCaptured == nil {
+				c.NotCaptured = map[string]bool{}
+			}
+			c.NotCaptured[w.Kind] = true
+		}
 	}
 	return c
 }

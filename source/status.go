@@ -1,6 +1,7 @@
 package source
 
 import (
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,7 +19,28 @@ const (
 	ProblemForbidden Problem = "forbidden"
 	// ProblemUnreachable: anything else, usually the API server being away.
 	ProblemUnreachable Problem = "error"
+	// ProblemNotCaptured: offline, the snapshot holds no object, List or
+	// capture record of the resource's kind, or its capture recorded that
+	// the resource could not be read. Nothing can be concluded from it: it
+	// is unknown, not empty.
+	ProblemNotCaptured Problem = "not_captured"
 )
+
+// NotCapturedError is what an offline backend returns for a resource its
+// snapshot does not hold.
+type NotCapturedError struct {
+	Resource string
+	// Why is the capture's own record of why the resource could not be
+	// read, or empty when the snapshot simply holds none of its kind.
+	Why string
+}
+
+func (e *NotCapturedError) Error() string {
+	if e.Why != "" {
+		return fmt.Sprintf("the snapshot did not capture %s: %s", e.Resource, e.Why)
+	}
+	return fmt.Sprintf("the snapshot holds no %s, not even an empty list: not captured, unknown rather than none", e.Resource)
+}
 
 // ResourceStatus is what the exporter knows about one watched resource.
 type ResourceStatus struct {
@@ -37,7 +59,7 @@ type ResourceStatus struct {
 // Settled is true when waiting longer will not make the resource readable
 // without someone acting: it is not served or not permitted.
 func (s ResourceStatus) Settled() bool {
-	return s.Problem == ProblemNotServed || s.Problem == ProblemForbidden
+	return s.Problem == ProblemNotServed || s.Problem == ProblemForbidden || s.Problem == ProblemNotCaptured
 }
 
 func explain(err error, name, namespace string, namespaced bool) (Problem, string) {
@@ -45,7 +67,10 @@ func explain(err error, name, namespace string, namespaced bool) (Problem, strin
 	if namespaced {
 		where = "in namespace " + namespace
 	}
+	var nc *NotCapturedError
 	switch {
+	case errors.As(err, &nc):
+		return ProblemNotCaptured, nc.Error()
 	case apierrors.IsNotFound(err):
 		return ProblemNotServed, fmt.Sprintf("the API server does not serve %s: the cluster lacks this CRD "+
 			"(On-Cluster Layering needs the machineconfiguration.openshift.io/v1 MachineOSConfig and MachineOSBuild APIs)", name)

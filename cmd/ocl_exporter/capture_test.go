@@ -77,3 +77,128 @@ func TestCaptureRoundTrips(t *testing.T) {
 		t.Errorf("the exporter's metrics of the capture differ from the example's (-example +capture):\n%s", d)
 	}
 }
+
+// captureErr runs `ocl_exporter capture` with args and returns its
+// standard output and error.
+func captureErr(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	return runOutput(t, append([]string{"capture", "--log.level=error"}, args...)...)
+}
+
+// TestCaptureNeverFollowsLinks: a link planted in the output directory or
+// at the output file is replaced, never written through; a non-empty
+// directory or an existing file needs --force, and --force leaves no file
+// of an earlier capture behind.
+func TestCaptureNeverFollowsLinks(t *testing.T) {
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(victim, filepath.Join(dir, "secrets.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stale.yaml"), []byte("apiVersion: v1\nkind: Node\nmetadata: {name: gone}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := captureErr(t, "--example", "--output="+dir); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("capture into a non-empty directory: %v, want a refusal", err)
+	}
+	capture(t, "--example", "--output="+dir, "--force")
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	fi, err := os.Lstat(filepath.Join(dir, "secrets.yaml"))
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+		t.Errorf("secrets.yaml: %v %v, want a regular file, mode 0600", fi.Mode(), err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "stale.yaml")); err == nil {
+		t.Error("stale.yaml of an earlier snapshot survived the capture")
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := captureErr(t, "--example", "--output="+dir, "--force"); err == nil || !strings.Contains(err.Error(), "notes.txt") {
+		t.Errorf("--force over a directory holding other files: %v, want a refusal naming notes.txt", err)
+	}
+
+	file := filepath.Join(t.TempDir(), "snap.yaml")
+	if err := os.Symlink(victim, file); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := captureErr(t, "--example", "--output="+file); err == nil {
+		t.Error("capture over an existing path without --force succeeded")
+	}
+	capture(t, "--example", "--output="+file, "--force")
+	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	if fi, err := os.Lstat(file); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s: %v %v, want a regular file, mode 0600", file, fi.Mode(), err)
+	}
+}
+
+// TestCaptureRecordsWhatItCouldNotRead: a resource the source could not
+// read is recorded as not captured, with why, and read back as such; when
+// nothing could be read, capture fails naming every resource and writes
+// nothing.
+func TestCaptureRecordsWhatItCouldNotRead(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "snap") + "/"
+	capture(t, "--snapshot="+partialSnapshot(t), "--output="+out)
+	b, err := os.ReadFile(filepath.Join(out, "secrets.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "NOT CAPTURED") || !strings.Contains(string(b), "captured: false") {
+		t.Errorf("secrets.yaml does not record that secrets were not captured:\n%s", b)
+	}
+	report, _ := diagnoseRun(t, "--snapshot="+out, "--output=json")
+	if !strings.Contains(report, `"status": "not_captured"`) || strings.Contains(report, "Secret global-pull-secret-copy does not exist") {
+		t.Errorf("diagnose of the capture does not carry not_captured through:\n%s", report)
+	}
+
+	empty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(empty, "svc.yaml"), []byte("apiVersion: v1\nkind: Service\nmetadata: {name: x, namespace: y}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	none := filepath.Join(t.TempDir(), "none") + "/"
+	_, err = captureErr(t, "--snapshot="+empty, "--output="+none)
+	if err == nil || !strings.Contains(err.Error(), "nothing captured") {
+		t.Fatalf("capture of nothing: %v, want a failure", err)
+	}
+	for _, r := range source.Resources() {
+		if !strings.Contains(err.Error(), r.Name+":") {
+			t.Errorf("the error does not name %s: %v", r.Name, err)
+		}
+	}
+	if _, err := os.Stat(none); err == nil {
+		t.Error("a failed capture left its output directory behind")
+	}
+}
+
+func TestCaptureDashIsStandardOutput(t *testing.T) {
+	for _, args := range [][]string{{"-o", "-"}, {"--output", "-"}, {"--output=-"}} {
+		out, err := captureErr(t, append([]string{"--example"}, args...)...)
+		if err != nil || !strings.Contains(out, "# ocl_exporter capture of secrets") {
+			t.Errorf("%v: %v, output %d bytes", args, err, len(out))
+		}
+	}
+}
+
+// TestCaptureWritesWholeOrNothing: when files fail half way, nothing is
+// left at the output, and every failure is named.
+func TestCaptureWritesWholeOrNothing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "snap")
+	files := map[string][]byte{"a.yaml": []byte("a"), "no/such/b.yaml": []byte("b"), "no/such/c.yaml": []byte("c")}
+	err := writeCapture(out+"/", files, false)
+	if err == nil || !strings.Contains(err.Error(), "b.yaml") || !strings.Contains(err.Error(), "c.yaml") {
+		t.Errorf("error %v, want both failed files named", err)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		t.Error("a failed capture left a partial directory")
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".capture-*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}

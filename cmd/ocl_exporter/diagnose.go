@@ -42,6 +42,7 @@ type toolOptions struct {
 	at          string
 	syncTimeout time.Duration
 	captureOut  string
+	force       bool
 }
 
 var commitID = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
@@ -83,8 +84,9 @@ func addCommands(app *kingpin.Application, o *toolOptions) {
 	d.Flag("sync-timeout", "How long to wait for the first list of every resource from a live cluster.").Default("60s").DurationVar(&o.syncTimeout)
 
 	c := app.Command(captureCommand, "Write a snapshot of the objects the exporter watches, trimmed as the exporter keeps them (Secrets as metadata only), from a live cluster, for diagnose --snapshot and the exporter's --snapshot.")
-	c.Flag("output", "File to write, or a directory to write one file per resource into; - for standard output.").
+	c.Flag("output", "File to write, or a directory (an existing one, or a path ending in /) to write one file per resource into; - for standard output. Written whole or not at all.").
 		Short('o').Default("-").StringVar(&o.captureOut)
+	c.Flag("force", "Replace an existing --output file, or a non-empty --output directory holding only snapshot files (.yaml, .yml, .json).").BoolVar(&o.force)
 	c.Flag("sync-timeout", "How long to wait for the first list of every resource.").Default("60s").DurationVar(&o.syncTimeout)
 
 }

@@ -17,14 +17,22 @@ import (
 // and exit status.
 func diagnoseRun(t *testing.T, args ...string) (string, int) {
 	t.Helper()
+	out, err := runOutput(t, append([]string{"diagnose", "--log.level=warn"}, args...)...)
+	return out, exitStatus(err)
+}
+
+// runOutput runs the binary's run() with args and returns its standard
+// output and error.
+func runOutput(t *testing.T, args ...string) (string, error) {
+	t.Helper()
 	var out bytes.Buffer
 	old := stdout
 	stdout = &out
 	t.Cleanup(func() { stdout = old })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	err := run(ctx, append([]string{"diagnose", "--log.level=warn"}, args...), io.Discard)
-	return out.String(), exitStatus(err)
+	err := run(ctx, args, io.Discard)
+	return out.String(), err
 }
 
 // TestDiagnoseExample is the definition of done: the three failing

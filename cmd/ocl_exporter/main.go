@@ -102,7 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.GetFlag("log.level").IsSetByUser(&o.logLevelSet)
 	addCommands(app, &o.tool)
 	nameParseErrors(app)
-	command, err := app.Parse(args)
+	command, err := app.Parse(dashValues(args))
 	if err != nil {
 		return nil, err
 	}

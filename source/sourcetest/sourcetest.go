@@ -37,9 +37,27 @@ func FromObjects(t testing.TB, objs []runtime.Object) *source.Source {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return FromBackend(t, mem)
+}
+
+// Snapshot opens dir as --snapshot does, kinds it does not capture
+// included, and waits until the informers have synced.
+func Snapshot(t testing.TB, dir string) *source.Source {
+	t.Helper()
+	mem, err := source.OpenSnapshot(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return FromBackend(t, mem)
+}
+
+// FromBackend runs the real informers on backend and waits until they have
+// synced.
+func FromBackend(t testing.TB, backend source.Backend) *source.Source {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	s := source.New(mem, source.DefaultNamespace, slog.New(slog.DiscardHandler), nil)
+	s := source.New(backend, source.DefaultNamespace, slog.New(slog.DiscardHandler), nil)
 	s.Run(ctx)
 	wait, done := context.WithTimeout(ctx, 30*time.Second)
 	defer done()

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ocl-exporter/ocl_exporter/source"
@@ -117,33 +115,7 @@ func TestCRDRemovedAndReadded(t *testing.T) {
 func TestRBACRevoked(t *testing.T) {
 	const jobs = "jobs.batch"
 	_, want := play(t, scenario("seed004-build-failed"))
-	roles := env.kube.CS.RbacV1().Roles(source.DefaultNamespace)
-	role, err := roles.Get(t.Context(), "ocl-exporter", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	granted := role.Rules
-	setRules := func(ctx context.Context, rules []rbacv1.PolicyRule) error {
-		r, err := roles.Get(ctx, "ocl-exporter", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		r.Rules = rules
-		_, err = roles.Update(ctx, r, metav1.UpdateOptions{})
-		return err
-	}
-	revoked := slices.DeleteFunc(slices.Clone(granted), func(r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, "jobs") })
-	if len(revoked) == len(granted) {
-		t.Fatalf("deploy/'s Role ocl-exporter grants nothing on jobs: %+v", granted)
-	}
-	if err := setRules(t.Context(), revoked); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := setRules(context.Background(), granted); err != nil {
-			t.Errorf("restoring the Role: %v", err)
-		}
-	})
+	restore := revokeJobs(t)
 
 	e, err := startExporter(env.dir, env.exporterBin, "ocl_exporter-rbac", env.cluster.ExporterKubeconfig, "")
 	if err != nil {
@@ -159,7 +131,7 @@ func TestRBACRevoked(t *testing.T) {
 		t.Errorf("the exporter's log does not name the forbidden resource %s:\n%s", jobs, log)
 	}
 
-	if err := setRules(t.Context(), granted); err != nil {
+	if err := restore(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.eventually(t.Context(), recovery, all(allAvailable(1), sameAs(want))); err != nil {

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ocl-exporter/ocl_exporter/diagnose"
+)
+
+// partialSnapshot copies the example's MachineOSConfigs, MachineOSBuilds,
+// pools and nodes, as `oc get mosc,mosb,mcp,nodes -o yaml` would hold
+// them: no Secret, no Deployment, nothing of the MCO namespace.
+func partialSnapshot(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"machineosconfigs.yaml", "pools.yaml", "nodes.yaml", "builds/layered.yaml", "builds/infra.yaml"} {
+		b, err := os.ReadFile(filepath.Join("../../examples/snapshot", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, strings.ReplaceAll(f, "/", "-")), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestKindsNotCapturedAreNotMissing: a snapshot without any Secret or
+// Deployment says so, and neither the metrics nor diagnose conclude that
+// the Secrets or the machine-os-builder are missing.
+func TestKindsNotCapturedAreNotMissing(t *testing.T) {
+	dir := partialSnapshot(t)
+	base := startExporter(t, "--snapshot="+dir)
+	families := scrape(t, base)
+	for _, name := range []string{"mosc_secret_missing", "ocl_machine_os_builder_ready", "mosc_prebuilt_image_machineconfig_missing"} {
+		if mf := families[name]; mf != nil {
+			t.Errorf("%s concluded from a kind not captured: %v", name, mf)
+		}
+	}
+	if families["mosc_pool_missing"] == nil {
+		t.Error("mosc_pool_missing absent although pools were captured")
+	}
+	available := map[string]float64{}
+	for _, m := range families["ocl_exporter_resource_available"].GetMetric() {
+		available[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+	}
+	if available["secrets"] != 0 || available["deployments.apps"] != 0 || available["machineosconfigs.machineconfiguration.openshift.io"] != 1 {
+		t.Errorf("ocl_exporter_resource_available: %v", available)
+	}
+	if code, body := get(t, base+"/readyz"); code != http.StatusOK || !strings.Contains(body, "secrets: not captured by the snapshot") {
+		t.Errorf("/readyz: %d %s", code, body)
+	}
+
+	out, _ := diagnoseRun(t, "--snapshot="+dir, "--output=json")
+	var r diagnose.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	status := map[string]diagnose.Status{}
+	for _, c := range r.Cluster {
+		status[c.ID] = c.Status
+	}
+	for _, p := range r.Pools {
+		for _, s := range p.Stages {
+			for _, c := range s.Checks {
+				if c.ID == diagnose.CheckSecrets {
+					status[p.Name+"/"+c.ID] = c.Status
+				}
+				for _, f := range c.Findings {
+					if f.Object.Kind == "Secret" && c.Status == diagnose.Failed {
+						t.Errorf("pool %s: %s", p.Name, f.Message)
+					}
+				}
+			}
+		}
+	}
+	for id, want := range map[string]diagnose.Status{
+		diagnose.CheckExporterAccess:       diagnose.NotCaptured,
+		diagnose.CheckBuilder:              diagnose.NotCaptured,
+		"gpu/" + diagnose.CheckSecrets:     diagnose.NotCaptured,
+		"layered/" + diagnose.CheckSecrets: diagnose.NotCaptured,
+	} {
+		if status[id] != want {
+			t.Errorf("%s: %q, want %q", id, status[id], want)
+		}
+	}
+	if strings.Contains(out, "does not exist in openshift-machine-config-operator") {
+		t.Errorf("diagnose says a Secret does not exist:\n%s", out)
+	}
+}
+
+// TestKindCapturedEmptyIsNone: an empty List in secrets.yaml, as `oc get
+// secrets -o yaml` writes it, is a real "none".
+func TestKindCapturedEmptyIsNone(t *testing.T) {
+	dir := partialSnapshot(t)
+	if err := os.WriteFile(filepath.Join(dir, "secrets.yaml"), []byte("apiVersion: v1\nkind: List\nitems: []\nmetadata: {resourceVersion: \"\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	families := scrape(t, startExporter(t, "--snapshot="+dir))
+	missing := 0
+	for _, m := range families["mosc_secret_missing"].GetMetric() {
+		missing += int(m.GetGauge().GetValue())
+	}
+	if missing == 0 {
+		t.Error("Secrets captured empty, but no mosc_secret_missing says they are missing")
+	}
+}

@@ -1,0 +1,115 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestSnapshotCoverage: a kind is captured by an object, a List of it
+// (typed, or untyped in a file named after it) or a capture record; a
+// kind the snapshot holds nothing of, or that a record says could not be
+// read, is not captured, with the reason.
+func TestSnapshotCoverage(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"mosc.yaml":         mosc,
+		"secrets.yaml":      "apiVersion: v1\nkind: List\nitems: []\n",
+		"x/deployments.yml": "apiVersion: v1\nkind: List\nitems: []\n",
+		"jobs.json":         `{"apiVersion":"batch/v1","kind":"JobList","items":[]}`,
+		"cms.yaml":          "apiVersion: ocl-exporter.io/v1\nkind: CaptureRecord\nresource: configmaps\ncaptured: true\n",
+		"pods.yaml": "apiVersion: ocl-exporter.io/v1\nkind: CaptureRecord\nresource: pods\ncaptured: false\n" +
+			"problem: forbidden\nreason: may not list pods\n",
+		"other.yaml": "apiVersion: v1\nkind: List\nitems: []\n",
+		// an earlier capture's file of a resource with no object
+		"old/events.yaml": "# ocl_exporter capture of events at 2025-10-17T13:00:00Z from x: 0 object(s),\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := OpenSnapshot(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{ // resource -> substring of the error, "" captured
+		"machineosconfigs.machineconfiguration.openshift.io": "",
+		"secrets":          "",
+		"deployments.apps": "",
+		"jobs.batch":       "",
+		"configmaps":       "",
+		"pods":             "forbidden: may not list pods",
+		"nodes":            "holds no nodes",
+		"events":           "",
+		"machineosbuilds.machineconfiguration.openshift.io": "holds no machineosbuilds",
+	}
+	for _, r := range Resources() {
+		w, ok := want[r.Name]
+		if !ok {
+			continue
+		}
+		err := m.NotCaptured(r)
+		var nc *NotCapturedError
+		switch {
+		case w == "" && err != nil:
+			t.Errorf("%s: %v, want captured", r.Name, err)
+		case w != "" && (!errors.As(err, &nc) || !strings.Contains(err.Error(), w)):
+			t.Errorf("%s: %v, want not captured: %q", r.Name, err, w)
+		}
+	}
+	if p, _ := explain(&NotCapturedError{Resource: "pods"}, "pods", "ns", true); p != ProblemNotCaptured {
+		t.Errorf("explain: %q, want %q", p, ProblemNotCaptured)
+	}
+}
+
+// TestSnapshotServesBareBuildPods: the pods resource's selector (job-name)
+// misses the bare build pods of 4.16 and 4.17; a snapshot serves them by
+// their on-cluster-layering label, and no other pod.
+func TestSnapshotServesBareBuildPods(t *testing.T) {
+	m := clientsFor(t, fstest.MapFS{"pods.yaml": {Data: []byte(`apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: build-layered-1
+    namespace: openshift-machine-config-operator
+    labels: {machineconfiguration.openshift.io/on-cluster-layering: "", machineconfiguration.openshift.io/ephemeral-build-object: ""}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: build-layered-2-abcde, namespace: openshift-machine-config-operator, labels: {job-name: build-layered-2}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: machine-config-daemon-x, namespace: openshift-machine-config-operator, labels: {k8s-app: machine-config-daemon}}
+`)}})
+	var pods Resource
+	for _, r := range Resources() {
+		if r.Name == "pods" {
+			pods = r
+		}
+	}
+	list, err := m.List(context.Background(), pods, "openshift-machine-config-operator", metav1.ListOptions{LabelSelector: pods.LabelSelector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range list.(*corev1.PodList).Items {
+		names = append(names, p.Name)
+	}
+	if strings.Join(names, ",") != "build-layered-1,build-layered-2-abcde" {
+		t.Errorf("pods served: %v", names)
+	}
+}
