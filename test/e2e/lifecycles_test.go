@@ -423,33 +423,39 @@ func TestAlertmanagerInhibition(t *testing.T) {
 		post, heard []map[string]string
 	}{
 		{
-			name:  "the exporter down silences the rest",
-			post:  []map[string]string{{"alertname": "OCLExporterDown"}, {"alertname": "OCLNodeUpdateFailing", "pool": "infra", "node": "n1", "class": "image_not_found"}},
-			heard: []map[string]string{{"alertname": "OCLExporterDown"}},
+			name:  "the exporter down silences the rest of the bundle, not the MCO's own OCL alerts",
+			post:  []map[string]string{{"alertname": "OCLExporterDown"}, {"alertname": "OCLNodeUpdateFailing", "pool": "infra", "node": "n1", "class": "image_not_found"}, {"alertname": "OCLBuildFailed"}},
+			heard: []map[string]string{{"alertname": "OCLExporterDown"}, {"alertname": "OCLBuildFailed"}},
 		},
 		{
-			name: "a missing secret silences the builder, build start and its pool's rollout, not another pool's",
+			name: "a missing secret silences the builder, its pool's build start and rollout, not another pool's",
 			post: []map[string]string{
 				{"alertname": "OCLMachineOSConfigSecretMissing", "machineosconfig": "infra", "pool": "infra", "field": "renderedImagePushSecret", "secret": "push"},
 				{"alertname": "OCLMachineOSBuilderNotReady"},
+				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "infra", "pool": "infra"},
 				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "worker", "pool": "worker"},
 				{"alertname": "OCLRolloutStalled", "pool": "infra"},
 				{"alertname": "OCLRolloutStalled", "pool": "worker"},
 			},
 			heard: []map[string]string{
 				{"alertname": "OCLMachineOSConfigSecretMissing", "machineosconfig": "infra", "pool": "infra", "field": "renderedImagePushSecret", "secret": "push"},
+				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "worker", "pool": "worker"},
 				{"alertname": "OCLRolloutStalled", "pool": "worker"},
 			},
 		},
 		{
-			name: "a failed build silences its pool's rollout alerts only",
+			name: "a failed build silences its pool's rollout and ImageBuildDegraded only",
 			post: []map[string]string{
 				{"alertname": "OCLMachineOSBuildFailed", "machineosbuild": "layered-1", "machineosconfig": "layered", "pool": "layered", "class": "containerfile_command_failed"},
 				{"alertname": "OCLPoolDegraded", "pool": "layered", "condition": "ImageBuildDegraded"},
+				{"alertname": "OCLPoolDegraded", "pool": "layered", "condition": "RenderDegraded"},
+				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "layered", "node": "n1"},
 				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "infra", "node": "n2"},
 			},
 			heard: []map[string]string{
 				{"alertname": "OCLMachineOSBuildFailed", "machineosbuild": "layered-1", "machineosconfig": "layered", "pool": "layered", "class": "containerfile_command_failed"},
+				{"alertname": "OCLPoolDegraded", "pool": "layered", "condition": "RenderDegraded"},
+				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "layered", "node": "n1"},
 				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "infra", "node": "n2"},
 			},
 		},
