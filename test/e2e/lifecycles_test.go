@@ -502,3 +502,50 @@ func TestAlertmanagerInhibition(t *testing.T) {
 		})
 	}
 }
+
+// TestAlertmanagerGroupsOneCause posts the alert a shared cause (an expired
+// push secret all MachineOSConfigs use) raises in each of 100 pools and
+// checks the shipped routing sends it as one notification listing every
+// pool, not one page per pool.
+func TestAlertmanagerGroupsOneCause(t *testing.T) {
+	const pools = 100
+	p, url := startWebhook(t)
+	addr := startAlertmanager(t, t.TempDir(), url)
+	var alerts []map[string]any
+	for i := range pools {
+		pool := fmt.Sprintf("pool-%03d", i)
+		labels := map[string]string{
+			"alertname": "OCLMachineOSConfigSecretMissing", "severity": "warning", "namespace": "openshift-machine-config-operator",
+			"machineosconfig": pool, "pool": pool, "field": "renderedImagePushSecret", "secret": "push",
+		}
+		alerts = append(alerts, map[string]any{"labels": labels, "annotations": map[string]string{"summary": "test"}})
+	}
+	resp, err := http.Post("http://"+addr+"/api/v2/alerts", "application/json", strings.NewReader(string(mustJSON(t, alerts))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /api/v2/alerts: %s", resp.Status)
+	}
+	// group_wait is scaled to a quarter second; a second group, were there
+	// one, would be notified within the same wait.
+	time.Sleep(3 * time.Second)
+	p.mu.Lock()
+	ns := slices.Clone(p.notifications)
+	p.mu.Unlock()
+	groups := map[string]bool{}
+	listed := map[string]bool{}
+	for _, n := range ns {
+		groups[n.GroupKey] = true
+		for _, a := range n.Alerts {
+			listed[a.Labels["pool"]] = true
+		}
+	}
+	if len(groups) != 1 {
+		t.Errorf("one cause in %d pools notified %d groups, want 1", pools, len(groups))
+	}
+	if len(listed) != pools {
+		t.Errorf("the notifications list %d pools, want %d", len(listed), pools)
+	}
+}
