@@ -444,19 +444,22 @@ func TestAlertmanagerInhibition(t *testing.T) {
 			},
 		},
 		{
-			name: "a failed build silences its pool's rollout and ImageBuildDegraded only",
+			name: "a failed build silences its pool's rollout, ImageBuildDegraded and the MCO's build alerts only",
 			post: []map[string]string{
 				{"alertname": "OCLMachineOSBuildFailed", "machineosbuild": "layered-1", "machineosconfig": "layered", "pool": "layered", "class": "containerfile_command_failed"},
 				{"alertname": "OCLPoolDegraded", "pool": "layered", "condition": "ImageBuildDegraded"},
 				{"alertname": "OCLPoolDegraded", "pool": "layered", "condition": "RenderDegraded"},
 				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "layered", "node": "n1"},
 				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "infra", "node": "n2"},
+				{"alertname": "OCLBuildFailed", "pool": "layered"},
+				{"alertname": "OCLBuildFailed", "pool": "infra"},
 			},
 			heard: []map[string]string{
 				{"alertname": "OCLMachineOSBuildFailed", "machineosbuild": "layered-1", "machineosconfig": "layered", "pool": "layered", "class": "containerfile_command_failed"},
 				{"alertname": "OCLPoolDegraded", "pool": "layered", "condition": "RenderDegraded"},
 				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "layered", "node": "n1"},
 				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "infra", "node": "n2"},
+				{"alertname": "OCLBuildFailed", "pool": "infra"},
 			},
 		},
 	} {
