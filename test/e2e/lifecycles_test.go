@@ -481,34 +481,43 @@ func TestAlertmanagerInhibition(t *testing.T) {
 		post, heard []map[string]string
 	}{
 		{
-			name:  "the exporter down silences the rest",
-			post:  []map[string]string{{"alertname": "OCLExporterDown"}, {"alertname": "OCLNodeUpdateFailing", "pool": "infra", "node": "n1", "class": "image_not_found"}},
-			heard: []map[string]string{{"alertname": "OCLExporterDown"}},
+			name:  "the exporter down silences the rest of the bundle, not the MCO's own OCL alerts",
+			post:  []map[string]string{{"alertname": "OCLExporterDown"}, {"alertname": "OCLNodeUpdateFailing", "pool": "infra", "node": "n1", "class": "image_not_found"}, {"alertname": "OCLBuildFailed"}},
+			heard: []map[string]string{{"alertname": "OCLExporterDown"}, {"alertname": "OCLBuildFailed"}},
 		},
 		{
-			name: "a missing secret silences the builder, build start and its pool's rollout, not another pool's",
+			name: "a missing secret silences the builder, its pool's build start and rollout, not another pool's",
 			post: []map[string]string{
 				{"alertname": "OCLMachineOSConfigSecretMissing", "machineosconfig": "infra", "pool": "infra", "field": "renderedImagePushSecret", "secret": "push"},
 				{"alertname": "OCLMachineOSBuilderNotReady"},
+				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "infra", "pool": "infra"},
 				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "worker", "pool": "worker"},
 				{"alertname": "OCLRolloutStalled", "pool": "infra"},
 				{"alertname": "OCLRolloutStalled", "pool": "worker"},
 			},
 			heard: []map[string]string{
 				{"alertname": "OCLMachineOSConfigSecretMissing", "machineosconfig": "infra", "pool": "infra", "field": "renderedImagePushSecret", "secret": "push"},
+				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "worker", "pool": "worker"},
 				{"alertname": "OCLRolloutStalled", "pool": "worker"},
 			},
 		},
 		{
-			name: "a failed build silences its pool's rollout alerts only",
+			name: "a failed build silences its pool's rollout, ImageBuildDegraded and the MCO's build alerts only",
 			post: []map[string]string{
 				{"alertname": "OCLMachineOSBuildFailed", "machineosbuild": "layered-1", "machineosconfig": "layered", "pool": "layered", "class": "containerfile_command_failed"},
 				{"alertname": "OCLPoolDegraded", "pool": "layered", "condition": "ImageBuildDegraded"},
+				{"alertname": "OCLPoolDegraded", "pool": "layered", "condition": "RenderDegraded"},
+				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "layered", "node": "n1"},
 				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "infra", "node": "n2"},
+				{"alertname": "OCLBuildFailed", "pool": "layered"},
+				{"alertname": "OCLBuildFailed", "pool": "infra"},
 			},
 			heard: []map[string]string{
 				{"alertname": "OCLMachineOSBuildFailed", "machineosbuild": "layered-1", "machineosconfig": "layered", "pool": "layered", "class": "containerfile_command_failed"},
+				{"alertname": "OCLPoolDegraded", "pool": "layered", "condition": "RenderDegraded"},
+				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "layered", "node": "n1"},
 				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "infra", "node": "n2"},
+				{"alertname": "OCLBuildFailed", "pool": "infra"},
 			},
 		},
 	} {
@@ -599,4 +608,51 @@ func notHeardOrSuppressed(t *testing.T, addr string, want, heard []string) []str
 		}
 	}
 	return pending
+}
+
+// TestAlertmanagerGroupsOneCause posts the alert a shared cause (an expired
+// push secret all MachineOSConfigs use) raises in each of 100 pools and
+// checks the shipped routing sends it as one notification listing every
+// pool, not one page per pool.
+func TestAlertmanagerGroupsOneCause(t *testing.T) {
+	const pools = 100
+	p, url := startWebhook(t)
+	addr := startAlertmanager(t, t.TempDir(), url)
+	var alerts []map[string]any
+	for i := range pools {
+		pool := fmt.Sprintf("pool-%03d", i)
+		labels := map[string]string{
+			"alertname": "OCLMachineOSConfigSecretMissing", "severity": "warning", "namespace": "openshift-machine-config-operator",
+			"machineosconfig": pool, "pool": pool, "field": "renderedImagePushSecret", "secret": "push",
+		}
+		alerts = append(alerts, map[string]any{"labels": labels, "annotations": map[string]string{"summary": "test"}})
+	}
+	resp, err := http.Post("http://"+addr+"/api/v2/alerts", "application/json", strings.NewReader(string(mustJSON(t, alerts))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /api/v2/alerts: %s", resp.Status)
+	}
+	// Each alert belongs to one group of its route: once every pool is
+	// listed, no later notification can add a group of these alerts.
+	groups := map[string]bool{}
+	listed := map[string]bool{}
+	for deadline := time.Now().Add(settle); len(listed) < pools && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		p.mu.Lock()
+		for _, n := range p.notifications {
+			groups[n.GroupKey] = true
+			for _, a := range n.Alerts {
+				listed[a.Labels["pool"]] = true
+			}
+		}
+		p.mu.Unlock()
+	}
+	if len(groups) != 1 {
+		t.Errorf("one cause in %d pools notified %d groups, want 1", pools, len(groups))
+	}
+	if len(listed) != pools {
+		t.Errorf("the notifications list %d pools, want %d", len(listed), pools)
+	}
 }
