@@ -486,19 +486,31 @@ func TestAlertmanagerInhibition(t *testing.T) {
 			heard: []map[string]string{{"alertname": "OCLExporterDown"}, {"alertname": "OCLBuildFailed"}},
 		},
 		{
-			name: "a missing secret silences the builder, its pool's build start and rollout, not another pool's",
+			name: "a missing secret silences the builder alert, and its pool's rollout, not another pool's",
 			post: []map[string]string{
 				{"alertname": "OCLMachineOSConfigSecretMissing", "machineosconfig": "infra", "pool": "infra", "field": "renderedImagePushSecret", "secret": "push"},
 				{"alertname": "OCLMachineOSBuilderNotReady"},
-				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "infra", "pool": "infra"},
-				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "worker", "pool": "worker"},
 				{"alertname": "OCLRolloutStalled", "pool": "infra"},
 				{"alertname": "OCLRolloutStalled", "pool": "worker"},
 			},
 			heard: []map[string]string{
 				{"alertname": "OCLMachineOSConfigSecretMissing", "machineosconfig": "infra", "pool": "infra", "field": "renderedImagePushSecret", "secret": "push"},
-				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "worker", "pool": "worker"},
 				{"alertname": "OCLRolloutStalled", "pool": "worker"},
+			},
+		},
+		{
+			// Without OCLMachineOSBuilderNotReady: a builder that is down
+			// explains every pool's build not starting, and an inhibited
+			// alert still inhibits others in Alertmanager.
+			name: "a missing secret silences its pool's build start, not another pool's",
+			post: []map[string]string{
+				{"alertname": "OCLMachineOSConfigSecretMissing", "machineosconfig": "infra", "pool": "infra", "field": "renderedImagePushSecret", "secret": "push"},
+				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "infra", "pool": "infra"},
+				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "worker", "pool": "worker"},
+			},
+			heard: []map[string]string{
+				{"alertname": "OCLMachineOSConfigSecretMissing", "machineosconfig": "infra", "pool": "infra", "field": "renderedImagePushSecret", "secret": "push"},
+				{"alertname": "OCLMachineOSBuildNotStarted", "machineosconfig": "worker", "pool": "worker"},
 			},
 		},
 		{
