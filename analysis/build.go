@@ -114,7 +114,9 @@ func (p BuildPhase) terminal() bool {
 }
 
 // Builds reports the exported MachineOSBuilds: per MachineOSConfig the
-// current build plus the history most recent others. Of the builds whose
+// current build, the newest for its pool's rendered config (the MCO may
+// fail that one before making it current) and the history most recent
+// others. Of the builds whose
 // MachineOSConfig is gone, all together, the history+1 most recent: each
 // may name a different missing MachineOSConfig, so a bound per name would
 // bound nothing. The MCO never prunes successful builds, so this bounds the
@@ -136,9 +138,13 @@ func (c *Cluster) exportedBuilds(history int) []*mcfgv1.MachineOSBuild {
 		if current != nil {
 			out = append(out, current)
 		}
+		newest := c.NewestBuildForPool(m)
+		if newest != nil && newest != current {
+			out = append(out, newest)
+		}
 		n := 0
 		for _, b := range c.BuildsFor(m.Name) {
-			if b != current && n < history {
+			if b != current && b != newest && n < history {
 				out = append(out, b)
 				n++
 			}
@@ -264,11 +270,27 @@ func podFailures(job *batchv1.Job, pods []*corev1.Pod) int {
 // error stays the same from its first failed pod to its Failed phase. It
 // returns nil for a build that is fine.
 func (c *Cluster) failure(b *mcfgv1.MachineOSBuild, phase BuildPhase, failures int, stuck *classify.Result, job *batchv1.Job, pods []*corev1.Pod) *classify.Result {
+	if phase == BuildFailed && c.failedBeforeJob(b, job, pods) {
+		return &classify.Result{Class: classify.ContainerfileInvalid}
+	}
 	if phase == BuildFailed || phase == BuildInterrupted || (!phase.terminal() && failures > 0) {
 		r := diagnose(c.failureMessages(b, job, pods))
 		return &r
 	}
 	return stuck
+}
+
+// failedBeforeJob reports a build the MCO failed without running it. Only
+// startBuild does that, when the rendered Containerfile does not validate
+// (ContainerfileValidationError, openshift/machine-config-operator@7ff337a
+// pkg/controller/build/reconciler.go): it writes Failed conditions and
+// nothing else, so no builder, build start, Job or pod exists, and the
+// cause is only in the machine-os-builder's log. A Job's failure leaves
+// the start time and the builder reference behind, and without Jobs and
+// Pods in the view nothing can be concluded.
+func (c *Cluster) failedBeforeJob(b *mcfgv1.MachineOSBuild, job *batchv1.Job, pods []*corev1.Pod) bool {
+	return b.Status.BuildStart == nil && b.Status.Builder == nil && job == nil && len(pods) == 0 &&
+		c.Captured(KindJob) && c.Captured(KindPod) && len(c.jobEventMessages(jobName(b))) == 0
 }
 
 // stuck returns why a running build's attempt cannot run, or nil. With a

@@ -42,6 +42,14 @@ func buildMOSB(name string, created int, phase BuildPhase) *mcfgv1.MachineOSBuil
 	return b
 }
 
+// startedMOSB is a build whose Job started: the MCO copied its start time.
+func startedMOSB(name string, phase BuildPhase) *mcfgv1.MachineOSBuild {
+	b := buildMOSB(name, 0, phase)
+	t := buildAt(1)
+	b.Status.BuildStart = &t
+	return b
+}
+
 func buildMOSC(name string) *mcfgv1.MachineOSConfig {
 	return &mcfgv1.MachineOSConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: buildAt(0)},
@@ -177,6 +185,8 @@ func TestBuildFailure(t *testing.T) {
 		class    classify.Class // "" means no failure
 		stuck    classify.Class // "" means the current attempt is not stuck
 		failed   map[classify.Class]int
+		// notCaptured is a kind the view does not hold.
+		notCaptured string
 	}{
 		{
 			name: "succeeded", build: buildMOSB(name, 0, BuildSucceeded),
@@ -257,17 +267,30 @@ func TestBuildFailure(t *testing.T) {
 			class: classify.PodEvicted,
 		},
 		{
-			name: "failed build with nothing left", build: buildMOSB(name, 0, BuildFailed),
+			name: "failed build with nothing left", build: startedMOSB(name, BuildFailed),
 			class: classify.Unknown,
 		},
 		{
-			name: "pods of another namespace are not the build's", build: buildMOSB(name, 0, BuildFailed),
+			// startBuild's ContainerfileValidationError: Failed conditions
+			// and nothing else.
+			name: "failed before any Job existed", build: buildMOSB(name, 0, BuildFailed),
+			class: classify.ContainerfileInvalid,
+		},
+		{
+			name: "failed before any Job, Jobs not captured", build: buildMOSB(name, 0, BuildFailed),
+			notCaptured: KindJob, class: classify.Unknown,
+		},
+		{
+			name: "pods of another namespace are not the build's", build: startedMOSB(name, BuildFailed),
 			pods:  []*corev1.Pod{func() *corev1.Pod { p := oom.DeepCopy(); p.Namespace = "other"; return p }()},
 			class: classify.Unknown,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Cluster{Namespace: buildNS, MachineOSBuilds: []*mcfgv1.MachineOSBuild{tc.build}, Jobs: tc.jobs, Pods: tc.pods, Events: tc.events}
+			if tc.notCaptured != "" {
+				c.NotCaptured = map[string]bool{tc.notCaptured: true}
+			}
 			builds := c.Builds(0)
 			if len(builds) != 1 {
 				t.Fatalf("got %d builds, want 1", len(builds))

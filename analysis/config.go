@@ -55,8 +55,10 @@ type MachineOSConfigFinding struct {
 	Secrets []SecretReference
 	// CurrentBuild is the current-machine-os-build annotation and
 	// CurrentImage is status.currentImagePullSpec; "" when unset.
-	CurrentBuild     string
-	CurrentImage     string
+	CurrentBuild string
+	CurrentImage string
+	// NewestBuild is NewestBuildForPool's name, "" when there is none.
+	NewestBuild      string
 	RebuildRequested bool
 	// PreBuilt is nil unless the MachineOSConfig uses an install-time
 	// pre-built image.
@@ -108,12 +110,20 @@ func MachineOSConfigFindings(c *Cluster) []MachineOSConfigFinding {
 			Secrets:          secretReferences(m, secrets, c.Captured(KindSecret)),
 			CurrentBuild:     m.Annotations[AnnotationCurrentBuild],
 			CurrentImage:     string(m.Status.CurrentImagePullSpec),
+			NewestBuild:      c.newestBuildName(m),
 			RebuildRequested: metav1.HasAnnotation(m.ObjectMeta, AnnotationRebuild),
 			PreBuilt:         c.preBuiltImage(m),
 		})
 	}
 	slices.SortFunc(out, func(a, b MachineOSConfigFinding) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+func (c *Cluster) newestBuildName(m *mcfgv1.MachineOSConfig) string {
+	if b := c.NewestBuildForPool(m); b != nil {
+		return b.Name
+	}
+	return ""
 }
 
 // secretNames is the set of Secret names in the MCO namespace.

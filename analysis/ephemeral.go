@@ -17,6 +17,7 @@ const (
 	KindDeployment        = "Deployment"
 	KindMachineConfigPool = "MachineConfigPool"
 	KindMachineConfig     = "MachineConfig"
+	KindPod               = "Pod"
 )
 
 // EphemeralKinds lists the kinds counted, in a stable order.

@@ -149,6 +149,27 @@ func (c *Cluster) CurrentBuild(mosc *mcfgv1.MachineOSConfig) *mcfgv1.MachineOSBu
 	return nil
 }
 
+// NewestBuildForPool is the newest MachineOSBuild of mosc for its pool's
+// current rendered config: the build the pool waits for. It differs from
+// CurrentBuild while the MCO has not made it current, as when startBuild
+// fails a build whose Containerfile does not validate before it creates a
+// Job, and returns before updateMachineOSConfigStatus annotates it
+// (openshift/machine-config-operator@7ff337a,
+// pkg/controller/build/reconciler.go). Nil when the pool is unknown or has
+// no build for its config.
+func (c *Cluster) NewestBuildForPool(mosc *mcfgv1.MachineOSConfig) *mcfgv1.MachineOSBuild {
+	p := c.Pool(mosc.Spec.MachineConfigPool.Name)
+	if p == nil || p.Spec.Configuration.Name == "" {
+		return nil
+	}
+	for _, b := range c.BuildsFor(mosc.Name) { // newest first
+		if b.Spec.MachineConfig.Name == p.Spec.Configuration.Name {
+			return b
+		}
+	}
+	return nil
+}
+
 // PoolOfNode returns the pool the MCO manages a node with, or "" when none
 // does. Matching many nodes, use NodePools once and PoolOf per node.
 func (c *Cluster) PoolOfNode(nodeLabels map[string]string) string {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -118,5 +119,39 @@ func TestCurrentBuild(t *testing.T) {
 				t.Errorf("CurrentBuild = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestNewestBuildForPool(t *testing.T) {
+	pool := &mcfgv1.MachineConfigPool{ObjectMeta: metav1.ObjectMeta{Name: "layered"}}
+	pool.Spec.Configuration.Name = "rendered-new"
+	old := buildMOSB("old", 0, BuildSucceeded)
+	old.Spec.MachineConfig.Name = "rendered-new"
+	edited := buildMOSB("edited", 5, BuildFailed) // a Containerfile edit: same config, new name
+	edited.Spec.MachineConfig.Name = "rendered-new"
+	other := buildMOSB("other", 9, BuildSucceeded) // newer, for another config
+	mosc := buildMOSC("layered")
+	mosc.Annotations = map[string]string{AnnotationCurrentBuild: "old"}
+	c := &Cluster{
+		MachineOSConfigs:   []*mcfgv1.MachineOSConfig{mosc},
+		MachineConfigPools: []*mcfgv1.MachineConfigPool{pool},
+		MachineOSBuilds:    []*mcfgv1.MachineOSBuild{old, edited, other},
+	}
+	if got := c.NewestBuildForPool(mosc); got != edited {
+		t.Errorf("NewestBuildForPool = %v, want edited", got)
+	}
+	if got := c.CurrentBuild(mosc); got != old {
+		t.Errorf("CurrentBuild = %v, want old", got)
+	}
+	var names []string
+	for _, b := range c.Builds(0) {
+		names = append(names, b.Name)
+	}
+	if want := []string{"old", "edited"}; !slices.Equal(names, want) {
+		t.Errorf("Builds(0) = %v, want %v: the newest build is exported beside the current one", names, want)
+	}
+	c.MachineConfigPools = nil
+	if got := c.NewestBuildForPool(mosc); got != nil {
+		t.Errorf("without the pool NewestBuildForPool = %v, want nil", got.Name)
 	}
 }

@@ -31,6 +31,9 @@ type PoolRollout struct {
 	// Paused is spec.paused: the MCO targets no node to a new config or
 	// image until it is unpaused (builds still run).
 	Paused bool
+	// TargetKnown is true when the pool has a rendered config and, if
+	// layered, an image: what Machines.OnTarget counts against.
+	TargetKnown bool
 	// Conditions holds the status of each of PoolConditionTypes, in that
 	// order: ConditionStatusTrue, False, Unknown, or "" when the pool does
 	// not report the condition.
@@ -46,6 +49,14 @@ type MachineCounts struct {
 	// MachineOSConfig's status.currentImagePullSpec. Only meaningful for a
 	// layered pool with an image (HasImage).
 	OnCurrentImage int
+	// OnTarget counts the pool's nodes done with the pool's target: the
+	// pool's rendered config (spec.configuration.name) as currentConfig,
+	// and as currentImage the MachineOSConfig's image, or none for a pool
+	// that is not layered. A change that only adds a file keeps the image
+	// (RequiresRebuild, openshift/machine-config-operator@7ff337a
+	// pkg/controller/common/helpers.go) and a revert drops it, so neither
+	// shows in OnCurrentImage. Meaningful when TargetKnown.
+	OnTarget int
 }
 
 // NodeRollout is one node and the pool that manages it.
@@ -59,6 +70,10 @@ type NodeRollout struct {
 	// an absent annotation counting as empty: a layered node not yet on
 	// its image, or a reverting node still booted into one.
 	ImageMismatch bool
+	// ConfigMismatch is true while desiredConfig differs from
+	// currentConfig: a node not yet on its rendered config, which a
+	// layer-only change moves without a new image.
+	ConfigMismatch bool
 	// State is the MCD's state annotation when it is one of MCDStates,
 	// else "".
 	State string
@@ -198,10 +213,7 @@ func AnalyzeRollout(c *Cluster) Rollout {
 			continue // no pool manages it, so the MCO does not update it
 		}
 		nr := analyzeNode(n, ps, mcns[n.Name])
-		if ps.mosc != nil && ps.mosc.Status.CurrentImagePullSpec != "" &&
-			n.Annotations[NodeAnnotationCurrentImage] == string(ps.mosc.Status.CurrentImagePullSpec) {
-			ps.onCurrentImage++
-		}
+		ps.count(n.Annotations)
 		out.Nodes = append(out.Nodes, nr)
 	}
 
@@ -218,8 +230,24 @@ type poolState struct {
 	mosc *mcfgv1.MachineOSConfig
 	// reports is what the NodeDegraded message says per node, parsed on
 	// first use.
-	reports        map[string][]string
-	onCurrentImage int
+	reports                  map[string][]string
+	onCurrentImage, onTarget int
+}
+
+// count adds a node of the pool, by its annotations, to the machine counts
+// the MCO does not report.
+func (ps *poolState) count(annotations map[string]string) {
+	image := ""
+	if ps.mosc != nil {
+		image = string(ps.mosc.Status.CurrentImagePullSpec)
+	}
+	current := annotations[NodeAnnotationCurrentImage]
+	if image != "" && current == image {
+		ps.onCurrentImage++
+	}
+	if current == image && annotations[NodeAnnotationCurrentConfig] == ps.pool.Spec.Configuration.Name {
+		ps.onTarget++
+	}
 }
 
 func (ps *poolState) rollout() PoolRollout {
@@ -237,8 +265,10 @@ func (ps *poolState) rollout() PoolRollout {
 			Unavailable:    st.UnavailableMachineCount,
 			Degraded:       st.DegradedMachineCount,
 			OnCurrentImage: ps.onCurrentImage,
+			OnTarget:       ps.onTarget,
 		},
 	}
+	r.TargetKnown = ps.pool.Spec.Configuration.Name != "" && (!r.Layered || r.HasImage)
 	for i, t := range PoolConditionTypes {
 		if cond := FindPoolCondition(ps.pool, t); cond != nil {
 			r.Conditions[i] = conditionStatus(string(cond.Status))
@@ -274,11 +304,12 @@ func analyzeNode(n *metav1.PartialObjectMetadata, ps *poolState, mcn *mcfgv1.Mac
 	desired, hasDesired := n.Annotations[NodeAnnotationDesiredImage]
 	current, hasCurrent := n.Annotations[NodeAnnotationCurrentImage]
 	nr := NodeRollout{
-		Name:          n.Name,
-		Pool:          ps.pool.Name,
-		ImageTracked:  ps.mosc != nil || hasDesired || hasCurrent,
-		ImageMismatch: desired != current,
-		State:         mcdState(n.Annotations[NodeAnnotationState]),
+		Name:           n.Name,
+		Pool:           ps.pool.Name,
+		ImageTracked:   ps.mosc != nil || hasDesired || hasCurrent,
+		ImageMismatch:  desired != current,
+		ConfigMismatch: n.Annotations[NodeAnnotationDesiredConfig] != n.Annotations[NodeAnnotationCurrentConfig],
+		State:          mcdState(n.Annotations[NodeAnnotationState]),
 	}
 	var conds []metav1.Condition
 	if mcn != nil {

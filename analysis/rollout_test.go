@@ -155,6 +155,13 @@ func TestAnalyzeRolloutNodes(t *testing.T) {
 			want:    NodeRollout{Name: "n", Pool: "infra", ImageTracked: true, ImageMismatch: true, State: "Working", Phase: "Drained"},
 		},
 		{
+			// reuseImageForNewMOSB: a new rendered config, the same image.
+			name:    "layered node applying a change that kept the image",
+			node:    rolloutNode("n", "infra", "desiredImage="+rolloutImage, "currentImage="+rolloutImage, "desiredConfig=rendered-infra-2", "currentConfig=rendered-infra-1", "state=Working"),
+			layered: true,
+			want:    NodeRollout{Name: "n", Pool: "infra", ImageTracked: true, ConfigMismatch: true, State: "Working"},
+		},
+		{
 			name: "reverting to non-layered: empty desiredImage",
 			node: rolloutNode("n", "infra", "desiredImage=", "currentImage="+rolloutImage, "state=Working"),
 			want: NodeRollout{Name: "n", Pool: "infra", ImageTracked: true, ImageMismatch: true, State: "Working"},
@@ -306,22 +313,25 @@ func TestAnalyzeRolloutPools(t *testing.T) {
 		},
 	}
 	infra.Spec.Paused = true
+	infra.Spec.Configuration.Name = "rendered-infra-2"
 	worker := selectingPool("worker", nodeRolePrefix+"worker")
 	worker.Status.MachineCount = 1
+	worker.Spec.Configuration.Name = "rendered-worker-1"
 	c := &Cluster{
 		MachineConfigPools: []*mcfgv1.MachineConfigPool{worker, infra},
 		MachineOSConfigs:   []*mcfgv1.MachineOSConfig{layeredMOSC("infra", rolloutImage), layeredMOSC("gone", rolloutImage)},
 		Nodes: []*metav1.PartialObjectMetadata{
-			rolloutNode("a", "infra", "currentImage="+rolloutImage),
-			rolloutNode("b", "infra", "currentImage="+rolloutImage),
-			rolloutNode("c", "infra", "currentImage="+rolloutOld),
-			rolloutNode("w", "worker", "currentImage="+rolloutImage), // not in infra
+			rolloutNode("a", "infra", "currentImage="+rolloutImage, "currentConfig=rendered-infra-2"),
+			rolloutNode("b", "infra", "currentImage="+rolloutImage, "currentConfig=rendered-infra-1"), // a change that kept the image
+			rolloutNode("c", "infra", "currentImage="+rolloutOld, "currentConfig=rendered-infra-2"),
+			rolloutNode("w", "worker", "currentImage="+rolloutImage, "currentConfig=rendered-worker-1"), // not in infra; reverting
+			rolloutNode("v", "worker", "currentConfig=rendered-worker-1"),
 		},
 	}
 	want := []PoolRollout{
-		{Name: "worker", Conditions: []string{"", "", "", "", "", "", "", ""}, Machines: MachineCounts{Total: 1}},
-		{Name: "infra", Layered: true, HasImage: true, Paused: true, Conditions: []string{"false", "false", "true", "true", "false", "unknown", "", ""},
-			Machines: MachineCounts{Total: 3, Unavailable: 1, Degraded: 1, OnCurrentImage: 2}},
+		{Name: "worker", TargetKnown: true, Conditions: []string{"", "", "", "", "", "", "", ""}, Machines: MachineCounts{Total: 1, OnTarget: 1}},
+		{Name: "infra", Layered: true, HasImage: true, Paused: true, TargetKnown: true, Conditions: []string{"false", "false", "true", "true", "false", "unknown", "", ""},
+			Machines: MachineCounts{Total: 3, Unavailable: 1, Degraded: 1, OnCurrentImage: 2, OnTarget: 1}},
 	}
 	if got := AnalyzeRollout(c).Pools; !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)

@@ -11,8 +11,8 @@ import (
 // install-time pre-built image, the machine-os-builder, and the operator's
 // Degraded condition, where the MCO reports what blocks the builder.
 type configStage struct {
-	info, secretMissing, poolMissing, pushSpecValid *Spec
-	currentBuild, currentImage, rebuild             *Spec
+	info, secretMissing, poolMissing, pushSpecValid  *Spec
+	currentBuild, newestBuild, currentImage, rebuild *Spec
 
 	prebuiltInfo, prebuiltDigested, prebuiltSeeded, prebuiltMCMissing *Spec
 
@@ -38,6 +38,9 @@ func newConfigStage() *configStage {
 			"machineosconfig"),
 		currentBuild: newSpec("mosc_current_build_info",
 			"1 for the MachineOSBuild named by the MachineOSConfig's current-machine-os-build annotation; absent while the annotation is unset.",
+			with("machineosbuild")...),
+		newestBuild: newSpec("mosc_newest_build_info",
+			"1 for the newest MachineOSBuild of the MachineOSConfig for its pool's current rendered config: the build the pool waits for. It differs from mosc_current_build_info while the MCO has not made that build current, as when it fails a build whose Containerfile does not validate before creating its Job; absent when the pool has no build for its config.",
 			with("machineosbuild")...),
 		currentImage: newSpec("mosc_current_image_info",
 			"1 for the image the MachineOSConfig's nodes are targeted to (status.currentImagePullSpec); absent before the first successful build.",
@@ -76,7 +79,7 @@ func newConfigStage() *configStage {
 func (s *configStage) specs() []*Spec {
 	return []*Spec{
 		s.info, s.secretMissing, s.poolMissing, s.pushSpecValid,
-		s.currentBuild, s.currentImage, s.rebuild,
+		s.currentBuild, s.newestBuild, s.currentImage, s.rebuild,
 		s.prebuiltInfo, s.prebuiltDigested, s.prebuiltSeeded, s.prebuiltMCMissing,
 		s.configs, s.builderReady,
 		s.operatorDegraded, s.operatorDegradedInfo, s.lastEvent,
@@ -118,6 +121,9 @@ func (s *configStage) collectMachineOSConfig(f analysis.MachineOSConfigFinding, 
 	ch <- s.pushSpecValid.gauge(boolean(f.PushSpecValid), f.Name)
 	if f.CurrentBuild != "" {
 		ch <- s.currentBuild.gauge(1, f.Name, f.Pool, f.CurrentBuild)
+	}
+	if f.NewestBuild != "" {
+		ch <- s.newestBuild.gauge(1, f.Name, f.Pool, f.NewestBuild)
 	}
 	if f.CurrentImage != "" {
 		ch <- s.currentImage.gauge(1, f.Name, f.Pool, f.CurrentImage)

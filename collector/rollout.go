@@ -9,14 +9,18 @@ import (
 // rolloutStage exports stage 3: pools and their nodes applying the
 // configuration and, for layered pools, the built image.
 type rolloutStage struct {
-	imageMismatch, mcdState, updatePhase, failureClass, failureInfo *Spec
-	poolCondition, poolMachines, poolLayered, poolPaused            *Spec
+	imageMismatch, configMismatch, mcdState, updatePhase *Spec
+	failureClass, failureInfo                            *Spec
+	poolCondition, poolMachines, poolLayered, poolPaused *Spec
 }
 
 func newRolloutStage() *rolloutStage {
 	return &rolloutStage{
 		imageMismatch: newSpec("node_layered_image_mismatch",
 			"1 while the node's desiredImage annotation differs from its currentImage annotation (the node has not booted the layered image it is targeted to, or is still booted into one while reverting to a non-layered pool), 0 once they match. Reported for nodes of layered pools and for nodes that still carry an image annotation.",
+			"node", "pool"),
+		configMismatch: newSpec("node_config_mismatch",
+			"1 while the node's desiredConfig annotation differs from its currentConfig annotation (the node has not finished applying the rendered config it is targeted to, as after a MachineConfig change that keeps the layered image), 0 once they match. Reported for the same nodes as node_layered_image_mismatch.",
 			"node", "pool"),
 		mcdState: newSpec("node_mcd_state",
 			"1 for the state the machine-config-daemon reports in the node's state annotation (Done, Working, Degraded, Unreconcilable), 0 for the others; all 0 when the annotation is missing or unknown.",
@@ -34,7 +38,7 @@ func newRolloutStage() *rolloutStage {
 			"1 for the status (true, false, unknown) of the MachineConfigPool condition, 0 for the other two; all three 0 when the pool does not report the condition.",
 			"pool", "condition", "status"),
 		poolMachines: newSpec("ocl_pool_machines",
-			"Machines of the MachineConfigPool by state: total, ready, updated, unavailable and degraded as the pool status counts them, and, for layered pools whose MachineOSConfig has an image, on_current_image: nodes whose currentImage annotation is the MachineOSConfig's status.currentImagePullSpec.",
+			"Machines of the MachineConfigPool by state: total, ready, updated, unavailable and degraded as the pool status counts them; for layered pools whose MachineOSConfig has an image, on_current_image: nodes whose currentImage annotation is the MachineOSConfig's status.currentImagePullSpec; and for pools with a rendered config and, if layered, an image, on_target: nodes whose currentConfig is the pool's rendered config and whose currentImage is the pool's image (none when not layered).",
 			"pool", "state"),
 		poolLayered: newSpec("ocl_pool_layered",
 			"1 if a MachineOSConfig targets the MachineConfigPool (image mode), 0 if not.",
@@ -47,7 +51,7 @@ func newRolloutStage() *rolloutStage {
 
 func (s *rolloutStage) specs() []*Spec {
 	return []*Spec{
-		s.imageMismatch, s.mcdState, s.updatePhase, s.failureClass, s.failureInfo,
+		s.imageMismatch, s.configMismatch, s.mcdState, s.updatePhase, s.failureClass, s.failureInfo,
 		s.poolCondition, s.poolMachines, s.poolLayered, s.poolPaused,
 	}
 }
@@ -86,11 +90,15 @@ func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus
 	if p.HasImage {
 		ch <- s.poolMachines.gauge(float64(m.OnCurrentImage), p.Name, "on_current_image")
 	}
+	if p.TargetKnown {
+		ch <- s.poolMachines.gauge(float64(m.OnTarget), p.Name, "on_target")
+	}
 }
 
 func (s *rolloutStage) collectNode(n *analysis.NodeRollout, ch chan<- prometheus.Metric) {
 	if n.ImageTracked {
 		ch <- s.imageMismatch.gauge(boolean(n.ImageMismatch), n.Name, n.Pool)
+		ch <- s.configMismatch.gauge(boolean(n.ConfigMismatch), n.Name, n.Pool)
 	}
 	for _, st := range analysis.MCDStates {
 		ch <- s.mcdState.gauge(boolean(n.State == st), n.Name, n.Pool, st)

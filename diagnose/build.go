@@ -105,7 +105,7 @@ type builder struct {
 	now     time.Time
 	moscs   map[string]analysis.MachineOSConfigFinding // by pool
 	objects map[string]*mcfgv1.MachineOSConfig         // by name
-	builds  map[string]analysis.Build                  // current builds by name
+	builds  map[string]analysis.Build                  // current and newest builds by name
 	waits   map[string]analysis.BuildWait              // by MachineOSConfig
 	rollout analysis.Rollout
 	left    map[string]int // ephemeral objects by build
@@ -546,6 +546,12 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 			bd, ok = b.builds[cur.Name]
 		}
 	}
+	// A build the MCO failed before making it current (an invalid
+	// Containerfile) is what the pool waits for, as OCLMachineOSBuildFailed
+	// reads it.
+	if nb, found := b.builds[f.NewestBuild]; found && nb.Phase == analysis.BuildFailed {
+		bd, ok = nb, true
+	}
 	if !ok {
 		for _, p := range []*pending{result, pods, duration, leftovers} {
 			p.Status = NotReached
@@ -639,6 +645,19 @@ func firstSet(ts ...time.Time) time.Time {
 	return time.Time{}
 }
 
+// buildAwaited reports whether the newest build of the pool's rendered
+// config has not finished: the node controller targets no node meanwhile
+// ("waiting for OS image build", pkg/controller/node/status.go), as
+// OCLRolloutStalled reads it.
+func (b *builder) buildAwaited(pool string) bool {
+	f, ok := b.moscs[pool]
+	if !ok {
+		return false
+	}
+	nb, ok := b.builds[f.NewestBuild]
+	return ok && (nb.Phase == analysis.BuildInitial || nb.Phase == analysis.BuildPrepared || nb.Phase == analysis.BuildBuilding)
+}
+
 func (b *builder) nodes(pool string) []analysis.NodeRollout {
 	var out []analysis.NodeRollout
 	for _, n := range b.rollout.Nodes {
@@ -675,7 +694,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 		if n.Failure != nil || n.State == analysis.MCDStateWorking || n.State == analysis.MCDStateDegraded || n.State == analysis.MCDStateUnreconcilable {
 			moving = true
 		}
-		if !n.ImageTracked || !n.ImageMismatch {
+		if !n.ImageTracked || !n.ImageMismatch && !n.ConfigMismatch {
 			continue
 		}
 		waiting = append(waiting, n.Name)
@@ -684,7 +703,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 			if since := b.nodeUpdatingSince(n.Name, mcp); !since.IsZero() && b.now.Sub(since) > UpdatingTooLongAfter {
 				progress.fail(Finding{
 					Object: Object{Kind: "Node", Name: n.Name}, Field: "metadata.annotations[" + analysis.NodeAnnotationState + "]",
-					Message: fmt.Sprintf("node %s has been updating (Working) for %s without reaching its desired image", n.Name, Ago(b.now.Sub(since))),
+					Message: fmt.Sprintf("node %s has been updating (Working) for %s without reaching its desired image or config", n.Name, Ago(b.now.Sub(since))),
 					Class:   classify.Unknown, Since: timePtr(since),
 					Runbook: b.runbook(alertNodeNotOnDesiredImage), Commands: nodeCommands(n.Name, ns),
 				})
@@ -692,22 +711,26 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 		}
 	}
 	// The MCO sets desiredImage only on the nodes it picks, so the nodes
-	// waiting their turn show at the pool, as machines off its image.
-	offImage := 0
+	// waiting their turn show at the pool, as machines off its image, or
+	// off its config (a change that kept the image, a revert).
+	offImage, offTarget := 0, 0
 	if r != nil && r.Layered && r.HasImage {
 		offImage = int(r.Machines.Total) - r.Machines.OnCurrentImage
 	}
+	if r != nil && r.TargetKnown && (layered || slices.ContainsFunc(nodes, func(n analysis.NodeRollout) bool { return n.ImageTracked })) {
+		offTarget = int(r.Machines.Total) - r.Machines.OnTarget
+	}
 	paused := r != nil && r.Paused
-	if (len(waiting) > 0 || offImage > 0) && progress.Status != Failed {
+	if (len(waiting) > 0 || offTarget > 0) && progress.Status != Failed {
 		fd := Finding{
 			Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "status.updatedMachineCount",
-			Message:  fmt.Sprintf("%d machine(s) not on the pool's image, %d updating%s", max(offImage, len(waiting)), len(working), nodeList(waiting)),
+			Message:  fmt.Sprintf("%d machine(s) not on the pool's config and image, %d updating%s", max(offTarget, len(waiting)), len(working), nodeList(waiting)),
 			Commands: rolloutCommands(pool),
 		}
 		since := poolUpdatingSince(mcp)
 		fd.Since = timePtr(since)
-		if !moving && !paused && !since.IsZero() && b.now.Sub(since) > StalledAfter {
-			fd.Message = fmt.Sprintf("%d machine(s) not on the pool's image and none is updating%s", max(offImage, len(waiting)), nodeList(waiting))
+		if !moving && !paused && !b.buildAwaited(pool) && !since.IsZero() && b.now.Sub(since) > StalledAfter {
+			fd.Message = fmt.Sprintf("%d machine(s) not on the pool's config and image and none is updating%s", max(offTarget, len(waiting)), nodeList(waiting))
 			fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertRolloutStalled)
 			progress.fail(fd)
 		} else {
