@@ -27,10 +27,13 @@ func machines(state string) string {
 	return by("pool", pooled("ocl_pool_machines", `state="`+state+`"`))
 }
 
-// rolloutProgress is, per layered pool, the share of its machines whose
-// currentImage is the MachineOSConfig's current image (no series for
-// pools that are not layered or have no machines).
-var rolloutProgress = machines("on_current_image") + " / (" + machines("total") + " > 0)"
+// rolloutProgress is, per layered pool, the share of its machines on the
+// pool's rendered config and the MachineOSConfig's current image: a
+// MachineConfig that only changes files keeps the image, so the image
+// alone would read 100% (no series for pools that are not layered, have
+// no image yet or have no machines).
+var rolloutProgress = machines("on_target") + " / (" + machines("total") + " > 0) and on (pool) " +
+	by("pool", pooled("ocl_pool_layered")) + " == 1"
 
 // poolPaused is 1 per paused pool: the MCO targets none of its nodes, so
 // a rollout that does not move may be waiting on purpose.
@@ -48,8 +51,8 @@ var (
 
 func rolloutProgressGraph() Panel {
 	return Panel{
-		Kind: Graph, Title: "Rollout progress on the current image", Span: 6, Height: 8,
-		Description: "Per layered pool, the share of its machines whose currentImage annotation is the image the MachineOSConfig currently targets (ocl_pool_machines on_current_image / total). It climbs to 100% as nodes reboot into a new image and drops when a new build succeeds.",
+		Kind: Graph, Title: "Rollout progress on the current config and image", Span: 6, Height: 8,
+		Description: "Per layered pool, the share of its machines whose currentConfig is the pool's rendered config and whose currentImage is the image the MachineOSConfig currently targets (ocl_pool_machines on_target / total). It climbs to 100% as nodes apply a new config or reboot into a new image, and drops when the pool gets a new rendered config.",
 		Unit:        UnitRatio, Min: ptr(0.0), Max: ptr(1.0),
 		Targets: []Target{{Expr: rolloutProgress, Legend: "{{pool}}"}},
 	}
