@@ -93,7 +93,24 @@ func notReplayed(l *lifecycle.Lifecycle) string {
 			return "the exporter itself stops"
 		}
 	}
+	if names := pagedAlerts(l); len(names) > 0 && !slices.ContainsFunc(names, func(n string) bool { return !alertRules[n].UsesTime }) {
+		return "its pages (" + strings.Join(names, ", ") + ") compare with time(), and the API server stamps objects with today's clock"
+	}
 	return ""
+}
+
+// pagedAlerts are the names of the alerts a lifecycle expects to fire.
+func pagedAlerts(l *lifecycle.Lifecycle) []string {
+	var names []string
+	for _, e := range l.Expect {
+		for _, f := range e.Firing {
+			name, _, _ := strings.Cut(f, "{")
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	return names
 }
 
 // replay applies each stage's changes a stage's length after the previous
