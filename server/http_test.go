@@ -167,7 +167,7 @@ func TestCheckMetricsPath(t *testing.T) {
 			t.Errorf("%q: %v", p, err)
 		}
 	}
-	for _, p := range []string{"", "metrics", "/healthz", "/readyz/", "/a b", "/{x}", "/\xff", "GET /x", "//", "/a//b", "/./x", "/a/../b", "/.."} {
+	for _, p := range []string{"", "metrics", "/healthz", "/readyz/", "/status", "/status/", "/a b", "/{x}", "/\xff", "GET /x", "//", "/a//b", "/./x", "/a/../b", "/.."} {
 		err := CheckMetricsPath(p)
 		if err == nil || !strings.Contains(err.Error(), "--web.telemetry-path") {
 			t.Errorf("%q: %v, want an error naming the flag", p, err)

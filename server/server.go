@@ -83,22 +83,23 @@ func Handler(cfg Config) (http.Handler, error) {
 	return mux, nil
 }
 
-// reservedPaths are served whatever --web.telemetry-path says.
-var reservedPaths = []string{"/healthz", "/readyz"}
+// reservedPaths are served whatever --web.telemetry-path says; the mux
+// panics on a second pattern for one of them.
+var reservedPaths = []string{"/healthz", "/readyz", StatusPath}
 
 // CheckMetricsPath accepts an absolute, clean path that is a literal
 // pattern of http.ServeMux (no spaces, no {wildcards}) and is not one of
 // the health endpoints: anything else would make the mux panic or never
 // match.
 func CheckMetricsPath(p string) error {
-	const accepted = "a clean absolute path such as /metrics (no //, /./ or /../, spaces or braces), other than /healthz and /readyz"
+	const accepted = "a clean absolute path such as /metrics (no //, /./ or /../, spaces or braces), other than /healthz, /readyz and /status"
 	switch {
 	case !strings.HasPrefix(p, "/"):
 		return fmt.Errorf("--web.telemetry-path %q must be %s", p, accepted)
 	case strings.ContainsAny(p, " \t\r\n{}"), !utf8.ValidString(p), !clean(p):
 		return fmt.Errorf("--web.telemetry-path %q must be %s", p, accepted)
 	case slices.Contains(reservedPaths, strings.TrimSuffix(p, "/")):
-		return fmt.Errorf("--web.telemetry-path %q collides with the health endpoint; it must be %s", p, accepted)
+		return fmt.Errorf("--web.telemetry-path %q collides with the %s endpoint; it must be %s", p, strings.TrimPrefix(strings.TrimSuffix(p, "/"), "/"), accepted)
 	}
 	return nil
 }

@@ -26,7 +26,8 @@ func TestBadFlagsFailNamingTheFlag(t *testing.T) {
 	}{
 		{[]string{"--web.telemetry-path="}, `--web.telemetry-path "" must be`},
 		{[]string{"--web.telemetry-path=metrics"}, `--web.telemetry-path "metrics" must be a clean absolute path`},
-		{[]string{"--web.telemetry-path=/healthz"}, `--web.telemetry-path "/healthz" collides with the health endpoint`},
+		{[]string{"--web.telemetry-path=/healthz"}, `--web.telemetry-path "/healthz" collides with the healthz endpoint`},
+		{[]string{"--web.telemetry-path=/status"}, `--web.telemetry-path "/status" collides with the status endpoint`},
 		{[]string{"--web.telemetry-path=/{x}"}, `--web.telemetry-path "/{x}" must be`},
 		{[]string{"--web.listen-address="}, `--web.listen-address: "": missing port in address; accepted: host:port`},
 		{[]string{"--web.listen-address=localhost"}, `--web.listen-address: "localhost"`},
