@@ -44,6 +44,10 @@ type Options struct {
 	RunbookBase string
 	// Pool narrows the report to one pool; "" reports every pool.
 	Pool string
+	// Public leaves the API's error text out of the report (see
+	// source.ResourceStatus.PublicReason): /status may be read by anyone
+	// who can reach it.
+	Public bool
 }
 
 // resourceMachineOSConfigs is the resource without which nothing can be
@@ -64,10 +68,18 @@ func New(c *analysis.Cluster, status []source.ResourceStatus, o Options) *Report
 	return r
 }
 
+// reason is why a resource cannot be read, as much as o lets the report say.
+func reason(st source.ResourceStatus, o Options) string {
+	if o.Public {
+		return st.PublicReason()
+	}
+	return st.Reason
+}
+
 func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int) (Verdict, string) {
 	for _, st := range status {
 		if st.Resource == resourceMachineOSConfigs && !st.Available {
-			return Unknown, "cannot read MachineOSConfigs: " + st.Reason
+			return Unknown, "cannot read MachineOSConfigs: " + reason(st, o)
 		}
 	}
 	if o.Pool != "" && len(r.Pools) == 0 {
@@ -174,7 +186,7 @@ func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
 			continue
 		}
 		if !st.Available {
-			msg := st.Reason
+			msg := reason(st, b.o)
 			if msg == "" {
 				msg = "not listed yet"
 			}

@@ -56,6 +56,16 @@ type ResourceStatus struct {
 	Reason string
 }
 
+// PublicReason is Reason without the API's error text, for pages anyone
+// may read (/readyz, /status): that text names the API server's address,
+// the resolver and the exporter's user. The log has it all.
+func (s ResourceStatus) PublicReason() string {
+	if s.Problem == ProblemUnreachable {
+		return fmt.Sprintf("listing %s failed; the exporter's log has the error", s.Resource)
+	}
+	return s.Reason
+}
+
 // Settled is true when waiting longer will not make the resource readable
 // without someone acting: it is not served or not permitted.
 func (s ResourceStatus) Settled() bool {

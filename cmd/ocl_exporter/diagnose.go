@@ -216,6 +216,6 @@ func statusReport(src *source.Source, o *options) func() *diagnose.Report {
 		now = func() time.Time { return examples.Captured }
 	}
 	return func() *diagnose.Report {
-		return diagnose.New(src.Cluster(now()), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase})
+		return diagnose.New(src.Cluster(now()), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase, Public: true})
 	}
 }
