@@ -45,7 +45,7 @@ var markdownStatus = map[Status]string{Passed: "passed", Failed: "**FAILED**", R
 func WriteMarkdown(w io.Writer, r *Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# OCL diagnosis: %s\n\n", r.Verdict)
-	fmt.Fprintf(&b, "%s. Evaluated at %s, MCO namespace `%s`.\n", r.Summary, r.Time.Format(time.RFC3339), r.Namespace)
+	fmt.Fprintf(&b, "%s. Evaluated at %s, MCO namespace %s.\n", mdEscape(r.Summary), r.Time.Format(time.RFC3339), code(r.Namespace))
 	b.WriteString("\n## Cluster\n\n")
 	checkTable(&b, r.Cluster)
 	findings(&b, "", r.Cluster, r.Time)
@@ -55,11 +55,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			plain = append(plain, p)
 			continue
 		}
-		fmt.Fprintf(&b, "\n## Pool `%s`\n\n%s.\n\n", p.Name, p.Summary)
+		fmt.Fprintf(&b, "\n## Pool %s\n\n%s.\n\n", code(p.Name), mdEscape(p.Summary))
 		b.WriteString("| Stage | Check | Status |\n|---|---|---|\n")
 		for _, s := range p.Stages {
 			for _, c := range s.Checks {
-				fmt.Fprintf(&b, "| %d %s | %s (`%s`) | %s |\n", s.Number, s.Name, c.Title, c.ID, markdownStatus[c.Status])
+				fmt.Fprintf(&b, "| %d %s | %s (`%s`) | %s |\n", s.Number, s.Name, mdEscape(c.Title), c.ID, markdownStatus[c.Status])
 			}
 		}
 		for _, s := range p.Stages {
@@ -69,7 +69,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if len(plain) > 0 {
 		b.WriteString("\n## Pools not layered\n\n")
 		for _, p := range plain {
-			fmt.Fprintf(&b, "- `%s`: %s\n", p.Name, p.Summary)
+			fmt.Fprintf(&b, "- %s: %s\n", code(p.Name), mdEscape(p.Summary))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -79,24 +79,24 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 func checkTable(b *strings.Builder, checks []Check) {
 	b.WriteString("| Check | Status |\n|---|---|\n")
 	for _, c := range checks {
-		fmt.Fprintf(b, "| %s (`%s`) | %s |\n", c.Title, c.ID, markdownStatus[c.Status])
+		fmt.Fprintf(b, "| %s (`%s`) | %s |\n", mdEscape(c.Title), c.ID, markdownStatus[c.Status])
 	}
 }
 
 func findings(b *strings.Builder, prefix string, checks []Check, now time.Time) {
 	for _, c := range checks {
 		for _, f := range c.Findings {
-			fmt.Fprintf(b, "\n### %s%s: %s\n\n", prefix, c.Status, c.Title)
-			fmt.Fprintf(b, "- Evidence: `%s`", objectName(f.Object))
+			fmt.Fprintf(b, "\n### %s%s: %s\n\n", prefix, c.Status, mdEscape(c.Title))
+			fmt.Fprintf(b, "- Evidence: %s", code(objectName(f.Object)))
 			if f.Field != "" {
-				fmt.Fprintf(b, ", field `%s`", f.Field)
+				fmt.Fprintf(b, ", field %s", code(f.Field))
 			}
 			fmt.Fprintf(b, "\n- Problem: %s\n", mdEscape(f.Message))
 			if f.Class != "" {
 				fmt.Fprintf(b, "- Cause: `%s`\n", f.Class)
 			}
 			if f.Excerpt != "" {
-				fmt.Fprintf(b, "- Excerpt: `%s`\n", strings.ReplaceAll(f.Excerpt, "`", "'"))
+				fmt.Fprintf(b, "- Excerpt: %s\n", code(f.Excerpt))
 			}
 			if f.Since != nil {
 				fmt.Fprintf(b, "- Since: %s\n", since(*f.Since, now))
@@ -111,7 +111,14 @@ func findings(b *strings.Builder, prefix string, checks []Check, now time.Time) 
 	}
 }
 
-// mdEscape keeps free text from turning into markup.
-func mdEscape(s string) string {
-	return strings.NewReplacer("*", `\*`, "_", `\_`, "`", `\`+"`", "<", "&lt;", ">", "&gt;").Replace(s)
-}
+// mdEscape keeps free text from turning into markup: emphasis, code,
+// links and images (no [ left), headings, tables, HTML. The report's values are
+// already one line each (cleanText).
+var mdEscape = strings.NewReplacer(
+	`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`,
+	"#", `\#`, "|", `\|`, "~", `\~`, "<", "&lt;", ">", "&gt;", "&", "&amp;",
+).Replace
+
+// code is a value in a code span, where nothing is markup; a backtick
+// would end the span, so it becomes a quote.
+func code(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
