@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"net/http"
 	"time"
 )
@@ -34,9 +35,13 @@ var DefaultTimeouts = Timeouts{
 }
 
 // NewHTTPServer is the server for exporter-toolkit's web.ListenAndServe.
-func NewHTTPServer(h http.Handler, t Timeouts) *http.Server {
+// Its own error lines (accept errors, TLS handshakes, panics in a
+// handler) go through logger, so they follow --log.format and
+// --log.level like every other line.
+func NewHTTPServer(h http.Handler, t Timeouts, logger *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
+		ErrorLog:          slog.NewLogLogger(logger.With("component", "net/http").Handler(), slog.LevelError),
 		ReadHeaderTimeout: t.ReadHeader,
 		ReadTimeout:       t.Read,
 		WriteTimeout:      t.Write,

@@ -2,7 +2,9 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,7 +40,7 @@ func serveReal(t *testing.T, cfg Config, timeouts Timeouts) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewHTTPServer(h, timeouts)
+	srv := NewHTTPServer(h, timeouts, cfg.Logger)
 	noConfig, noSystemd := "", false
 	done := make(chan error, 1)
 	go func() {
@@ -172,5 +174,20 @@ func TestCheckMetricsPath(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "--web.telemetry-path") {
 			t.Errorf("%q: %v, want an error naming the flag", p, err)
 		}
+	}
+}
+
+// TestServerErrorsAreStructured: net/http's own error lines go through
+// the exporter's logger, not as plain text past --log.format.
+func TestServerErrorsAreStructured(t *testing.T) {
+	var b bytes.Buffer
+	srv := NewHTTPServer(http.NotFoundHandler(), DefaultTimeouts, slog.New(slog.NewJSONHandler(&b, nil)))
+	srv.ErrorLog.Printf("http: Accept error: %v; retrying in %v", errors.New("accept4: too many open files"), 5*time.Millisecond)
+	var rec map[string]any
+	if err := json.Unmarshal(b.Bytes(), &rec); err != nil {
+		t.Fatalf("not one JSON line: %v: %q", err, b.String())
+	}
+	if rec["level"] != "ERROR" || rec["component"] != "net/http" || !strings.Contains(rec["msg"].(string), "Accept error") {
+		t.Errorf("record %v", rec)
 	}
 }

@@ -32,7 +32,46 @@ func TestKlogFollowsLogFlags(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
 		t.Fatalf("not JSON (--log.format=json): %v: %s", err, lines[0])
 	}
-	if rec["msg"] != "Failed to watch" || rec["level"] != "ERROR" || rec["logger"] != "client-go" {
+	if rec["msg"] != "Failed to watch" || rec["level"] != "ERROR" || rec["component"] != "client-go" {
 		t.Errorf("record %v", rec)
+	}
+}
+
+// TestKlogNamedLoggerKeysOnce: klog writes "logger" for a named logger
+// (the reflector's); the exporter's attribute must not repeat the key.
+func TestKlogNamedLoggerKeysOnce(t *testing.T) {
+	o, err := parseFlags([]string{"--example", "--log.format=json"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	o.log.Writer = &out
+	routeKlog(promslog.New(o.log))
+	defer klog.ClearLogger()
+
+	klog.Background().WithName("reflector").Error(nil, "Failed to watch")
+	klog.Flush()
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		keys := map[string]int{}
+		dec := json.NewDecoder(strings.NewReader(line))
+		if _, err := dec.Token(); err != nil { // {
+			t.Fatalf("not JSON: %s", line)
+		}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys[k.(string)]++
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for k, n := range keys {
+			if n > 1 {
+				t.Errorf("key %q %d times in %s", k, n, line)
+			}
+		}
 	}
 }

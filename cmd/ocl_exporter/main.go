@@ -185,7 +185,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	go releaseStartupMemory(ctx, renderer.Ready)
 	logger.Info("starting "+name, "version", version.Info(), "build_context", version.BuildContext(), "namespace", o.namespace)
 
-	srv := server.NewHTTPServer(handler, server.DefaultTimeouts)
+	srv := server.NewHTTPServer(handler, server.DefaultTimeouts, logger)
 	errc := make(chan error, 1)
 	go func() { errc <- web.ListenAndServe(srv, o.web, logger) }()
 	select {
