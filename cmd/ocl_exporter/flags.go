@@ -93,6 +93,7 @@ func validate(o *options) error {
 		{"collector.render-interval", o.renderInterval < minRenderInterval, o.renderInterval.String()},
 		{"collector.build-history", o.collector.BuildHistory < 0, strconv.Itoa(o.collector.BuildHistory)},
 		{"web.max-requests", o.maxRequests < 0, strconv.Itoa(o.maxRequests)},
+		{"web.max-connections", o.maxConnections < 0, strconv.Itoa(o.maxConnections)},
 	} {
 		if check.bad {
 			return flagError(check.name, "%s is out of range", check.what)

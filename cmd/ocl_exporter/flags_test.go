@@ -33,6 +33,7 @@ func TestBadFlagsFailNamingTheFlag(t *testing.T) {
 		{[]string{"--web.listen-address=localhost"}, `--web.listen-address: "localhost"`},
 		{[]string{"--web.listen-address=:0"}, `--web.listen-address: ":0" has no port number`},
 		{[]string{"--web.max-requests=-5"}, "--web.max-requests: -5 is out of range; accepted: a whole number, 0 for no limit"},
+		{[]string{"--web.max-connections=-1"}, "--web.max-connections: -1 is out of range"},
 		{[]string{"--collector.render-interval=1ns"}, "--collector.render-interval: 1ns is out of range; accepted: a duration of at least 100ms"},
 		{[]string{"--collector.render-interval=-1s"}, "--collector.render-interval: -1s is out of range"},
 		{[]string{"--collector.build-history=abc"}, `--collector.build-history: "abc": strconv.ParseFloat: parsing "abc": invalid syntax; accepted: a whole number, 0 or more`},
@@ -79,7 +80,7 @@ var hostileValues = []string{"", " ", "abc", "-5", "0", "1ns", "-1s", "999999999
 func TestNoFlagValuePanics(t *testing.T) {
 	// Boolean flags take no value: kingpin answers "unexpected VALUE".
 	bools := map[string]bool{"auth.kubernetes": true, "web.systemd-socket": true, "example": true}
-	names := []string{"kubeconfig", "snapshot", "mco.namespace", "web.telemetry-path", "web.max-requests", "collector.build-history",
+	names := []string{"kubeconfig", "snapshot", "mco.namespace", "web.telemetry-path", "web.max-requests", "web.max-connections", "collector.build-history",
 		"auth.kubernetes", "auth.kubernetes.cache-ttl", "collector.render-interval", "web.listen-address", "web.config.file",
 		"web.systemd-socket", "log.level", "log.format", "example"}
 	for _, name := range names {

@@ -57,6 +57,7 @@ type options struct {
 	kubeconfig, snapshot, namespace, metricsPath string
 	example, pprof                               bool
 	maxRequests                                  int
+	maxConnections                               int
 	renderInterval                               time.Duration
 	authKubernetes                               bool
 	authCacheTTL                                 time.Duration
@@ -85,6 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.Flag("mco.namespace", "Namespace of the Machine Config Operator (secrets, build Jobs and pods).").Default(source.DefaultNamespace).StringVar(&o.namespace)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	app.Flag("web.max-requests", "Maximum number of parallel scrape requests; 0 disables the limit.").Default("40").IntVar(&o.maxRequests)
+	app.Flag("web.max-connections", "Maximum number of open connections per listen address; past it new ones wait until one closes. 0 disables the cap.").Default("512").IntVar(&o.maxConnections)
 	app.Flag("collector.build-history", "MachineOSBuilds exported per MachineOSConfig besides the current one (the MCO never prunes successful builds).").
 		Default(fmt.Sprint(collector.DefaultOptions.BuildHistory)).IntVar(&o.collector.BuildHistory)
 	app.Flag("auth.kubernetes", "Require a Kubernetes bearer token on every path but /healthz and /readyz: a TokenReview authenticates it and a SubjectAccessReview checks the HTTP verb on the path as a nonResourceURL (get /metrics), like kube-rbac-proxy. Needs a cluster: not with --snapshot or --example.").
@@ -187,7 +189,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 
 	srv := server.NewHTTPServer(handler, server.DefaultTimeouts, logger)
 	errc := make(chan error, 1)
-	go func() { errc <- web.ListenAndServe(srv, o.web, logger) }()
+	go func() { errc <- server.ListenAndServe(srv, o.web, logger, o.maxConnections) }()
 	select {
 	case err := <-errc:
 		return err
