@@ -27,6 +27,8 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ocl-exporter/ocl_exporter/regularfile"
 )
 
 // kind describes how a snapshot document of one group and kind is loaded.
@@ -61,12 +63,15 @@ func OpenSnapshot(p string, logger *slog.Logger) (*Memory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading snapshot: %w", err)
 	}
-	fsys, root := os.DirFS(p), "."
+	// regularfile.DirFS: a file swapped for a FIFO after the walk saw
+	// it fails to open instead of blocking the load.
+	var fsys fs.FS = regularfile.DirFS(p)
+	root := "."
 	if !info.IsDir() && !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("snapshot %s is a %s, not a file or a directory", p, fileType(info.Mode()))
+		return nil, fmt.Errorf("snapshot %s is a %s, not a file or a directory", p, regularfile.Type(info.Mode()))
 	}
 	if !info.IsDir() {
-		fsys, root = os.DirFS(filepath.Dir(p)), filepath.Base(p)
+		fsys, root = regularfile.DirFS(filepath.Dir(p)), filepath.Base(p)
 	}
 	objs, cov, err := loader{maxBytes: MaxFileBytes, logger: logger}.load(fsys, root)
 	if err != nil {
@@ -162,7 +167,7 @@ func (l loader) files(fsys fs.FS, root string) ([]string, error) {
 		case info.IsDir():
 			return nil
 		case !info.Mode().IsRegular():
-			l.logger.Warn("skipping a snapshot path that is not a regular file", "file", p, "type", fileType(info.Mode()))
+			l.logger.Warn("skipping a snapshot path that is not a regular file", "file", p, "type", regularfile.Type(info.Mode()))
 		case info.Size() > l.maxBytes:
 			return fmt.Errorf("%s: %d bytes, more than the %d a snapshot file may hold: split it, or leave out the kinds the exporter does not read", p, info.Size(), l.maxBytes)
 		default:
@@ -178,21 +183,6 @@ func (l loader) files(fsys fs.FS, root string) ([]string, error) {
 		return nil, fmt.Errorf("no .yaml, .yml or .json files under %q", root)
 	}
 	return files, nil
-}
-
-func fileType(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeCharDevice != 0:
-		return "character device"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	default:
-		return m.Type().String()
-	}
 }
 
 func key(o runtime.Object) string {

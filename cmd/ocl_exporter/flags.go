@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/ocl-exporter/ocl_exporter/regularfile"
 	"github.com/ocl-exporter/ocl_exporter/server"
 )
 
@@ -105,8 +108,14 @@ func validate(o *options) error {
 	if err := checkListenAddresses(*o.web.WebListenAddresses); err != nil {
 		return err
 	}
-	return checkKubeconfig(o.kubeconfig)
+	return checkKubeconfig(o.kubeconfig, os.Getenv("KUBECONFIG"))
 }
+
+// Bounds of the files the exporter reads at start; real ones are a few KB.
+const (
+	maxKubeconfigBytes = 16 << 20
+	maxWebConfigBytes  = 1 << 20
+)
 
 func checkListenAddresses(addrs []string) error {
 	for _, a := range addrs {
@@ -124,23 +133,33 @@ func checkListenAddresses(addrs []string) error {
 	return nil
 }
 
-// checkKubeconfig refuses anything but a regular file before client-go
-// opens it: a FIFO would block the start for ever.
-func checkKubeconfig(path string) error {
+// checkKubeconfig refuses anything but a regular file of bounded size
+// before client-go reads it: a FIFO would block the start for ever,
+// /dev/zero would fill the memory. Without --kubeconfig, client-go reads
+// every existing file $KUBECONFIG lists; missing ones it skips.
+func checkKubeconfig(path, env string) error {
+	if path != "" {
+		return checkFile("kubeconfig", path, maxKubeconfigBytes)
+	}
+	for _, p := range filepath.SplitList(env) {
+		if _, err := os.Stat(p); p == "" || errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := regularfile.Check(p, maxKubeconfigBytes); err != nil {
+			return fmt.Errorf("$KUBECONFIG: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkFile refuses a flag's file unless it is a regular file of at most
+// maxBytes; "" is no file.
+func checkFile(flag, path string, maxBytes int64) error {
 	if path == "" {
 		return nil
 	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return flagError("kubeconfig", "loading --kubeconfig %q: %v", path, err)
-	}
-	switch m := info.Mode(); {
-	case m.IsDir():
-		return flagError("kubeconfig", "%q is a directory, not a regular file", path)
-	case m&os.ModeNamedPipe != 0:
-		return flagError("kubeconfig", "%q is a FIFO, not a regular file", path)
-	case !m.IsRegular():
-		return flagError("kubeconfig", "%q is not a regular file", path)
+	if err := regularfile.Check(path, maxBytes); err != nil {
+		return flagError(flag, "%v", err)
 	}
 	return nil
 }

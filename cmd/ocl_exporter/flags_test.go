@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -41,8 +42,9 @@ func TestBadFlagsFailNamingTheFlag(t *testing.T) {
 		{[]string{"--auth.kubernetes.cache-ttl=1"}, `--auth.kubernetes.cache-ttl: "1": time: missing unit`},
 		{[]string{"--log.level=loud"}, `--log.level: "loud"`},
 		{[]string{"--mco.namespace=Not_A_Namespace"}, `--mco.namespace: "Not_A_Namespace"`},
-		{[]string{"--kubeconfig=" + fifo}, `--kubeconfig: "` + fifo + `" is a FIFO, not a regular file`},
-		{[]string{"--kubeconfig=" + dir}, "is a directory, not a regular file"},
+		{[]string{"--kubeconfig=" + fifo}, `--kubeconfig: open ` + fifo + `: a FIFO, not a regular file`},
+		{[]string{"--kubeconfig=" + dir}, "a directory, not a regular file"},
+		{[]string{"--kubeconfig=/dev/zero"}, "--kubeconfig: open /dev/zero: a character device, not a regular file"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			err := runWithin(t, tc.args)
@@ -97,6 +99,32 @@ func TestNoFlagValuePanics(t *testing.T) {
 					t.Errorf("%.100q: %.200v does not name the flag", arg, err)
 				}
 			}()
+		}
+	}
+}
+
+// TestKubeconfigEnvIsChecked: without --kubeconfig, every file $KUBECONFIG
+// lists that exists is held to the same rules; missing ones client-go
+// skips, and so does the check.
+func TestKubeconfigEnvIsChecked(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ok := filepath.Join(dir, "config")
+	if err := os.WriteFile(ok, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	list := func(p ...string) string { return strings.Join(p, string(filepath.ListSeparator)) }
+	if err := checkKubeconfig("", list(missing, ok)); err != nil {
+		t.Errorf("a missing and a regular file: %v", err)
+	}
+	for _, env := range []string{list(ok, fifo), list(missing, "/dev/zero")} {
+		err := checkKubeconfig("", env)
+		if err == nil || !strings.Contains(err.Error(), "$KUBECONFIG") || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("KUBECONFIG=%s: %v, want an error naming $KUBECONFIG and the file", env, err)
 		}
 	}
 }

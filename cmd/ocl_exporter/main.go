@@ -136,6 +136,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	// Everything that can be wrong in the configuration fails here, before
 	// the first informer starts.
 	if *o.web.WebConfigFile != "" {
+		// Checked here, not with the flags: the file is mounted only where
+		// the exporter runs.
+		if err := checkFile("web.config.file", *o.web.WebConfigFile, maxWebConfigBytes); err != nil {
+			return err
+		}
 		if err := web.Validate(*o.web.WebConfigFile); err != nil {
 			return fmt.Errorf("--web.config.file %q: %w", *o.web.WebConfigFile, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,6 +139,14 @@ func TestConfigurationErrorsFailFast(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("apiVersion: v1\nkind: Node\nmetadata: {name: [\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	fifo := filepath.Join(dir, "web-fifo.yml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge-web.yml")
+	if err := os.WriteFile(huge, bytes.Repeat([]byte("# padding\n"), 200000), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	webConfig := filepath.Join(dir, "web.yml")
 	if err := os.WriteFile(webConfig, []byte("tls_server_config:\n  cert_file: /nonexistent.crt\n  key_file: /nonexistent.key\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -150,7 +159,10 @@ func TestConfigurationErrorsFailFast(t *testing.T) {
 		{"malformed snapshot", []string{"--snapshot=" + bad}, "bad.yaml: document 1: not valid YAML or JSON"},
 		{"missing snapshot", []string{"--snapshot=" + filepath.Join(dir, "nope")}, "reading snapshot"},
 		{"bad web config", []string{"--example", "--web.config.file=" + webConfig}, "--web.config.file"},
-		{"missing kubeconfig", []string{"--kubeconfig=" + filepath.Join(dir, "nope")}, "loading --kubeconfig"},
+		{"missing kubeconfig", []string{"--kubeconfig=" + filepath.Join(dir, "nope")}, "--kubeconfig: open " + filepath.Join(dir, "nope") + ": no such file or directory"},
+		{"web config that never ends", []string{"--example", "--web.config.file=/dev/zero"}, "--web.config.file: open /dev/zero: a character device, not a regular file"},
+		{"web config FIFO", []string{"--example", "--web.config.file=" + fifo}, "a FIFO, not a regular file"},
+		{"web config too large", []string{"--example", "--web.config.file=" + huge}, "more than the 1048576 it may hold"},
 		{"malformed kubeconfig", []string{"--kubeconfig=" + bad}, "loading --kubeconfig"},
 		{"exclusive sources", []string{"--example", "--snapshot=" + dir}, "exclusive"},
 		{"unknown flag", []string{"--no-such-flag"}, "unknown long flag"},

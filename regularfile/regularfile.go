@@ -1,0 +1,125 @@
+// Package regularfile opens the files the exporter is told to read (a
+// snapshot, a kubeconfig, the web configuration) and refuses anything
+// but a regular file of bounded size: reading a FIFO blocks until a
+// writer comes, /dev/zero never ends, and a file swapped for either
+// between a stat and the open must not get through either. Files are
+// opened without blocking and checked through the opened descriptor.
+package regularfile
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Open opens path for reading if it is a regular file of at most maxBytes
+// (no bound when maxBytes is 0), else returns an error naming what it is.
+func Open(path string, maxBytes int64) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil {
+		err = check(info, maxBytes)
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return f, nil
+}
+
+// Check is Open and Close, for a file another library reads by its path.
+func Check(path string, maxBytes int64) error {
+	f, err := Open(path, maxBytes)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func check(info fs.FileInfo, maxBytes int64) error {
+	switch m := info.Mode(); {
+	case m.IsRegular():
+		if maxBytes > 0 && info.Size() > maxBytes {
+			return fmt.Errorf("%d bytes, more than the %d it may hold", info.Size(), maxBytes)
+		}
+		return nil
+	case m.IsDir():
+		return fmt.Errorf("a directory, not a regular file")
+	default:
+		return fmt.Errorf("a %s, not a regular file", Type(m))
+	}
+}
+
+// Type names a file type for an error message.
+func Type(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m.IsDir():
+		return "directory"
+	default:
+		return m.Type().String()
+	}
+}
+
+// DirFS is os.DirFS whose Open refuses, without blocking, what is neither
+// a regular file nor a directory. Stat and ReadDir follow links as
+// os.DirFS does, so a walk still sees a FIFO and can skip it by name.
+type DirFS string
+
+func (d DirFS) join(name string) (string, error) {
+	if !fs.ValidPath(name) {
+		return "", fs.ErrInvalid
+	}
+	return filepath.Join(string(d), filepath.FromSlash(name)), nil
+}
+
+// Open implements fs.FS.
+func (d DirFS) Open(name string) (fs.File, error) {
+	p, err := d.join(name)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.IsDir() {
+		err = check(info, 0)
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return f, nil
+}
+
+// Stat implements fs.StatFS.
+func (d DirFS) Stat(name string) (fs.FileInfo, error) {
+	p, err := d.join(name)
+	if err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	return os.Stat(p)
+}
+
+// ReadDir implements fs.ReadDirFS.
+func (d DirFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	p, err := d.join(name)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
+	}
+	return os.ReadDir(p)
+}
