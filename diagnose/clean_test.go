@@ -109,3 +109,22 @@ func outsideCode(md string) string {
 	}
 	return b.String()
 }
+
+// TestCommandsQuoteNames: a name a snapshot carries can be anything; in a
+// suggested command it stays one inert shell word.
+func TestCommandsQuoteNames(t *testing.T) {
+	for name, want := range map[string]string{
+		"layered-a9d6":       "oc -n openshift-machine-config-operator get secret layered-a9d6",
+		"x;touch /tmp/pwned": "oc -n openshift-machine-config-operator get secret 'x;touch /tmp/pwned'",
+		"$(id)":              "oc -n openshift-machine-config-operator get secret '$(id)'",
+		"it's":               `oc -n openshift-machine-config-operator get secret 'it'\''s'`,
+		"a b`reboot`":        "oc -n openshift-machine-config-operator get secret 'a b`reboot`'",
+	} {
+		if got := secretCommands("mosc", name, "openshift-machine-config-operator")[0]; got != want {
+			t.Errorf("secret %q: %s, want %s", name, got, want)
+		}
+	}
+	if got := buildCommands("b;rm", "ns")[1]; got != "oc -n ns get pods -l job-name=build-'b;rm'" {
+		t.Errorf("a name inside a word: %s", got)
+	}
+}

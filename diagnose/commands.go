@@ -1,13 +1,37 @@
 package diagnose
 
-import "fmt"
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
 
 // The next oc commands for each kind of finding, with the real names. They
 // only read, except where a runbook's first step is the fix itself; the
-// runbooks hold the rest. Names are Kubernetes names (DNS labels and
-// subdomains), so they need no shell quoting.
+// runbooks hold the rest. A live cluster holds only Kubernetes names, but
+// a snapshot can hold anything, so every name is made one shell word.
+
+// plainWord is what a shell reads as one literal word, unquoted.
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9._/:=@+-]+$`)
+
+// word quotes s as one shell word when it is not one already: in single
+// quotes, each quote inside closed, escaped and reopened.
+func word(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// words quotes each of the names in place.
+func words(names ...*string) {
+	for _, n := range names {
+		*n = word(*n)
+	}
+}
 
 func accessCommands(resource, ns string) []string {
+	words(&resource, &ns)
 	return []string{
 		fmt.Sprintf("oc auth can-i list %s --as=system:serviceaccount:ocl-exporter:ocl-exporter -n %s", resource, ns),
 		"oc api-resources --api-group=machineconfiguration.openshift.io",
@@ -15,6 +39,7 @@ func accessCommands(resource, ns string) []string {
 }
 
 func operatorCommands(ns string) []string {
+	words(&ns)
 	return []string{
 		`oc get clusteroperator machine-config -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'`,
 		fmt.Sprintf("oc -n %s get events --field-selector type=Warning --sort-by=.lastTimestamp", ns),
@@ -23,6 +48,7 @@ func operatorCommands(ns string) []string {
 }
 
 func builderCommands(ns string) []string {
+	words(&ns)
 	return []string{
 		fmt.Sprintf("oc -n %s get deploy,pods -l k8s-app=machine-os-builder", ns),
 		fmt.Sprintf("oc -n %s describe pods -l k8s-app=machine-os-builder", ns),
@@ -30,6 +56,7 @@ func builderCommands(ns string) []string {
 }
 
 func poolMissingCommands(mosc string) []string {
+	words(&mosc)
 	return []string{
 		"oc get machineconfigpools",
 		fmt.Sprintf(`oc get machineosconfig %s -o jsonpath='{.spec.machineConfigPool.name}{"\n"}'`, mosc),
@@ -37,6 +64,7 @@ func poolMissingCommands(mosc string) []string {
 }
 
 func secretCommands(mosc, secret, ns string) []string {
+	words(&mosc, &secret, &ns)
 	return []string{
 		fmt.Sprintf("oc -n %s get secret %s", ns, secret),
 		fmt.Sprintf("oc -n %s get secrets --field-selector type=kubernetes.io/dockerconfigjson", ns),
@@ -45,12 +73,14 @@ func secretCommands(mosc, secret, ns string) []string {
 }
 
 func pushSpecCommands(mosc string) []string {
+	words(&mosc)
 	return []string{
 		fmt.Sprintf(`oc get machineosconfig %s -o jsonpath='{.spec.renderedImagePushSpec}{"\n"}'`, mosc),
 	}
 }
 
 func prebuiltCommands(mosc, pool, ns string) []string {
+	words(&mosc, &pool, &ns)
 	return []string{
 		fmt.Sprintf("oc get machineosconfig %s -o yaml", mosc),
 		"oc get machineconfig " + "10-prebuiltimage-osimageurl-" + pool,
@@ -59,6 +89,7 @@ func prebuiltCommands(mosc, pool, ns string) []string {
 }
 
 func notStartedCommands(mosc, pool, ns string) []string {
+	words(&mosc, &pool, &ns)
 	return []string{
 		fmt.Sprintf(`oc get mcp %s -o jsonpath='{.spec.configuration.name}{"\n"}'`, pool),
 		fmt.Sprintf("oc get machineosbuilds -l machineconfiguration.openshift.io/machine-os-config=%s", mosc),
@@ -67,6 +98,7 @@ func notStartedCommands(mosc, pool, ns string) []string {
 }
 
 func buildCommands(mosb, ns string) []string {
+	words(&mosb, &ns)
 	return []string{
 		"oc get machineosbuild " + mosb,
 		fmt.Sprintf("oc -n %s get pods -l job-name=build-%s", ns, mosb),
@@ -77,12 +109,14 @@ func buildCommands(mosb, ns string) []string {
 }
 
 func leftoverCommands(mosb, ns string) []string {
+	words(&mosb, &ns)
 	return []string{
 		fmt.Sprintf("oc -n %s get configmaps,secrets,jobs -l machineconfiguration.openshift.io/machine-os-build=%s", ns, mosb),
 	}
 }
 
 func nodeCommands(node, ns string) []string {
+	words(&node, &ns)
 	return []string{
 		fmt.Sprintf(`oc get machineconfignode %s -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.message}{"\n"}{end}'`, node),
 		fmt.Sprintf(`oc get node %s -o jsonpath='{.metadata.annotations.machineconfiguration\.openshift\.io/reason}{"\n"}'`, node),
@@ -91,6 +125,7 @@ func nodeCommands(node, ns string) []string {
 }
 
 func rolloutCommands(pool string) []string {
+	words(&pool)
 	return []string{
 		"oc get mcp " + pool,
 		fmt.Sprintf(`oc get nodes -l node-role.kubernetes.io/%s -o custom-columns='NAME:.metadata.name,STATE:.metadata.annotations.machineconfiguration\.openshift\.io/state'`, pool),
@@ -98,12 +133,14 @@ func rolloutCommands(pool string) []string {
 }
 
 func poolConditionCommands(pool string) []string {
+	words(&pool)
 	return []string{
 		fmt.Sprintf(`oc get mcp %s -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'`, pool),
 	}
 }
 
 func pausedCommands(pool string) []string {
+	words(&pool)
 	return []string{
 		fmt.Sprintf(`oc get mcp %s -o jsonpath='{.spec.paused} {.status.machineCount} {.status.updatedMachineCount}{"\n"}'`, pool),
 		fmt.Sprintf(`oc patch mcp %s --type merge -p '{"spec":{"paused":false}}'   # when the maintenance window allows`, pool),
