@@ -76,6 +76,8 @@ type Report struct {
 	// access, the operator, the machine-os-builder.
 	Cluster []Check `json:"cluster"`
 	Pools   []Pool  `json:"pools"`
+	// HiddenPools counts the pools left out by Limit.
+	HiddenPools int `json:"hiddenPools,omitempty"`
 }
 
 // Pool is one MachineConfigPool, or the pool a MachineOSConfig names when
@@ -161,4 +163,24 @@ func (r *Report) countChecks(st Status) int {
 		}
 	}
 	return n
+}
+
+// Limit keeps at most maxPools pools, those with a problem or unknown
+// first in their order, then healthy ones, and counts the rest in
+// HiddenPools: a page of 10,000 pools helps no one and costs the exporter
+// a render of all of them.
+func (r *Report) Limit(maxPools int) {
+	if len(r.Pools) <= maxPools {
+		return
+	}
+	kept := make([]Pool, 0, maxPools)
+	for _, healthy := range []bool{false, true} {
+		for _, p := range r.Pools {
+			if (p.Verdict == Healthy) == healthy && len(kept) < maxPools {
+				kept = append(kept, p)
+			}
+		}
+	}
+	r.HiddenPools += len(r.Pools) - len(kept)
+	r.Pools = kept
 }

@@ -43,6 +43,10 @@ type Config struct {
 	MaxRequests int
 	// Status, when set, diagnoses the current view for the /status page.
 	Status func() *diagnose.Report
+	// StatusGeneration counts changes of the view: the page is rendered
+	// again only when it moved, or after statusMaxAge. Without it every
+	// request renders.
+	StatusGeneration func() uint64
 }
 
 // Handler routes /metrics (or MetricsPath), /healthz, /readyz and the
@@ -65,7 +69,7 @@ func Handler(cfg Config) (http.Handler, error) {
 		{Address: "/healthz", Text: "Health"},
 	}
 	if cfg.Status != nil {
-		mux.Handle("GET "+StatusPath, statusPage(cfg.Status, cfg.Logger))
+		mux.Handle("GET "+StatusPath, statusPage(cfg.Status, cfg.StatusGeneration, cfg.Logger))
 		links = append([]web.LandingLinks{{Address: StatusPath, Text: "Status", Description: "What is wrong with image mode on this cluster, stage by stage per pool, and what to do."}}, links...)
 	}
 	if cfg.MetricsPath != "/" {
