@@ -336,6 +336,9 @@ var rules = []rule{
 	}},
 	{class: OSUpdateTimeout, in: rollout, generic: true, why: "rpm-ostree rebase kept failing until the MCD gave up", patterns: []string{
 		`failed to update os to \S+ after retries`,
+		// ImagePulledFromRegistry=False once updateLayeredOS's backoff
+		// gave up (pkg/daemon/update.go), when no cause is quoted.
+		`failed to pull os image \S+ from registry: .*timed out waiting for the condition`,
 	}},
 }
 
