@@ -1,0 +1,295 @@
+package source
+
+// Decoding a snapshot file: documents, Lists and the objects in them,
+// each kept or skipped by its kind (kinds, from Resources()). The walk
+// and the opening of files are in snapshot.go.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// fileState collects what one file's documents have in common, to log it
+// once per file rather than once per object.
+type fileState struct {
+	name           string
+	strayNamespace []string // cluster-scoped objects that named a namespace
+	skipped        map[string]int
+	older          *olderObjects // shared by every file of a load
+	cov            *coverage     // shared by every file of a load
+	logger         *slog.Logger
+}
+
+func newFileState(name string, older *olderObjects, cov *coverage, logger *slog.Logger) *fileState {
+	return &fileState{name: name, skipped: map[string]int{}, older: older, cov: cov, logger: logger}
+}
+
+func (st *fileState) merge(o *fileState) {
+	st.strayNamespace = append(st.strayNamespace, o.strayNamespace...)
+	for k, n := range o.skipped {
+		st.skipped[k] += n
+	}
+}
+
+// documents returns a reader of r's documents, one per call, io.EOF after
+// the last. A document is kept as bytes until its kind is known: most of
+// a must-gather is kinds the exporter skips, and raw bytes cost a fraction
+// of the maps they would decode into.
+func (st *fileState) documents(r io.Reader) func() ([]runtime.Object, error) {
+	stream, _, isJSON := utilyaml.GuessJSONStream(r, 4096)
+	if isJSON {
+		dec := json.NewDecoder(stream)
+		return func() ([]runtime.Object, error) {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, notValid(err)
+			}
+			return st.convert(raw)
+		}
+	}
+	yr := utilyaml.NewYAMLReader(bufio.NewReader(stream))
+	return func() ([]runtime.Object, error) {
+		doc, err := yr.Read()
+		if err != nil {
+			return nil, notValid(err)
+		}
+		return st.convertYAML(doc)
+	}
+}
+
+func notValid(err error) error {
+	if errors.Is(err, io.EOF) {
+		return err
+	}
+	return fmt.Errorf("not valid YAML or JSON: %w", err)
+}
+
+// convertYAML reads a List in the shape `oc get -o yaml` writes one item
+// at a time (splitYAMLList), and anything else, or a List whose items do
+// not stand alone (anchors), whole.
+func (st *fileState) convertYAML(doc []byte) ([]runtime.Object, error) {
+	if head, items, ok := splitYAMLList(doc); ok {
+		part := newFileState(st.name, st.older, st.cov, st.logger)
+		if objs, err := part.convertItems(head, items); err == nil {
+			st.merge(part)
+			return objs, nil
+		}
+	}
+	raw, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, notValid(err)
+	}
+	return st.convert(raw)
+}
+
+func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object, error) {
+	raw, err := yaml.YAMLToJSON(head)
+	if err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		return nil, errors.New("the List is not a map")
+	}
+	var tm typeMeta
+	if json.Unmarshal(raw, &tm) == nil {
+		st.cov.list(tm)
+	}
+	return st.convertEach(len(items), func(i int) ([]byte, error) {
+		item := items[i]
+		items[i] = nil // let the text go as soon as it is read
+		return yaml.YAMLToJSON(item)
+	})
+}
+
+// convertEach converts the n items of a List that item(i) returns as JSON,
+// naming the item in errors.
+func (st *fileState) convertEach(n int, item func(i int) ([]byte, error)) ([]runtime.Object, error) {
+	var out []runtime.Object
+	for i := range n {
+		raw, err := item(i)
+		if err == nil {
+			var objs []runtime.Object
+			objs, err = st.convert(raw)
+			out = append(out, objs...)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+func (st *fileState) log(logger *slog.Logger) {
+	if n := len(st.strayNamespace); n > 0 {
+		logger.Warn("cluster-scoped objects in a snapshot file carry metadata.namespace; ignoring it, as the API server would",
+			"file", st.name, "objects", n, "first", st.strayNamespace[0])
+	}
+	if len(st.skipped) > 0 {
+		logger.Debug("skipped kinds the exporter does not use", "file", st.name, "kinds", st.skipped)
+	}
+}
+
+// typeMeta is all that is read of a document before its kind is known.
+type typeMeta struct {
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	Items      json.RawMessage `json:"items"`
+}
+
+func (st *fileState) convert(raw json.RawMessage) ([]runtime.Object, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == "{}" {
+		return nil, nil // an empty document, e.g. a trailing ---
+	}
+	if raw[0] != '{' {
+		return nil, fmt.Errorf("a %s, not a Kubernetes object", jsonType(raw))
+	}
+	var tm typeMeta
+	if err := json.Unmarshal(raw, &tm); err != nil {
+		return nil, fmt.Errorf("reading apiVersion and kind: %w", err)
+	}
+	if tm.Items != nil {
+		st.cov.list(tm)
+		return st.convertList(tm)
+	}
+	if gv, err := schema.ParseGroupVersion(tm.APIVersion); err == nil && gv.Group == CaptureRecordGroup && tm.Kind == CaptureRecordKind {
+		return nil, st.cov.record(raw)
+	}
+	gv, err := schema.ParseGroupVersion(tm.APIVersion)
+	if tm.Kind == "" || tm.APIVersion == "" || err != nil {
+		return nil, errors.New("no apiVersion or kind: this is not a Kubernetes object")
+	}
+	gvk := gv.WithKind(tm.Kind)
+	k, known := kinds[gvk.GroupKind()]
+	if !known {
+		st.skipped[gvk.String()]++
+		return nil, nil
+	}
+	st.cov.kinds[gvk.GroupKind()] = true
+	u := &unstructured.Unstructured{}
+	if err := utiljson.Unmarshal(raw, &u.Object); err != nil {
+		return nil, fmt.Errorf("%s: %w", gvk.Kind, err)
+	}
+	if err := checkMetadata(u); err != nil {
+		return nil, fmt.Errorf("%s %w", gvk.Kind, err)
+	}
+	if gvk.Version != k.version {
+		if known, readable := st.older.upgrade(u, k.version, st.logger); known {
+			if !readable {
+				return nil, nil
+			}
+			gvk = u.GroupVersionKind()
+		}
+	}
+	if gvk.Version != k.version {
+		return nil, fmt.Errorf("%s %q has apiVersion %s, but only %s/%s is supported (current OpenShift serves that one)",
+			gvk.Kind, u.GetName(), u.GetAPIVersion(), gvk.Group, k.version)
+	}
+	if u.GetName() == "" {
+		return nil, fmt.Errorf("%s has no metadata.name", gvk.Kind)
+	}
+	if k.namespaced && u.GetNamespace() == "" {
+		return nil, fmt.Errorf("%s %q has no metadata.namespace", gvk.Kind, u.GetName())
+	}
+	if !k.namespaced && u.GetNamespace() != "" {
+		// Stored under its namespace, the object would exist twice when
+		// another copy has none, and every render would fail on the
+		// duplicate series.
+		st.strayNamespace = append(st.strayNamespace, gvk.Kind+" "+u.GetName())
+		unstructured.RemoveNestedField(u.Object, "metadata", "namespace")
+	}
+	var obj runtime.Object
+	if k.new == nil {
+		meta := &metav1.PartialObjectMetadata{}
+		if md, ok := u.Object["metadata"].(map[string]any); ok {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(md, &meta.ObjectMeta); err != nil {
+				return nil, fmt.Errorf("%s %q: reading metadata: %w", gvk.Kind, u.GetName(), err)
+			}
+		}
+		obj = meta
+	} else {
+		obj = k.new()
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+			return nil, fmt.Errorf("%s %q does not match the %s schema: %w", gvk.Kind, u.GetName(), gvk.GroupVersion(), err)
+		}
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return []runtime.Object{obj}, nil
+}
+
+// convertList reads the items of a List one at a time, each as raw bytes
+// until its kind is known.
+func (st *fileState) convertList(tm typeMeta) ([]runtime.Object, error) {
+	items := bytes.TrimSpace(tm.Items)
+	if string(items) == "null" {
+		return nil, nil
+	}
+	if items[0] != '[' {
+		return nil, fmt.Errorf("%s: items is a %s, not a list of objects", orList(tm.Kind), jsonType(items))
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(items, &raws); err != nil {
+		return nil, fmt.Errorf("%s: reading items: %w", orList(tm.Kind), err)
+	}
+	return st.convertEach(len(raws), func(i int) ([]byte, error) {
+		raw := raws[i]
+		raws[i] = nil // let the bytes go as soon as they are read
+		return raw, nil
+	})
+}
+
+func orList(kind string) string {
+	if kind == "" {
+		return "List"
+	}
+	return kind
+}
+
+// checkMetadata rejects a name or namespace that is not a string, which
+// would otherwise read as missing.
+func checkMetadata(u *unstructured.Unstructured) error {
+	md := u.Object["metadata"]
+	if md == nil {
+		return nil
+	}
+	m, ok := md.(map[string]any)
+	if !ok {
+		return fmt.Errorf("metadata is a %T, not a map", md)
+	}
+	for _, f := range []string{"name", "namespace"} {
+		if v, found := m[f]; found {
+			if _, ok := v.(string); !ok {
+				return fmt.Errorf("metadata.%s is %v (a %T), not a string: quote it", f, v, v)
+			}
+		}
+	}
+	return nil
+}
+
+// jsonType names the JSON type of a value from its first byte.
+func jsonType(raw []byte) string {
+	switch raw[0] {
+	case '{':
+		return "map"
+	case '[':
+		return "list"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	default:
+		return "number"
+	}
+}
