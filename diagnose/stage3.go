@@ -1,0 +1,234 @@
+package diagnose
+
+// Stage 3: the pool's nodes move to its rendered config and image.
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ocl-exporter/ocl_exporter/analysis"
+	"github.com/ocl-exporter/ocl_exporter/classify"
+)
+
+// buildAwaited reports whether the newest build of the pool's rendered
+// config has not finished: the node controller targets no node meanwhile
+// ("waiting for OS image build", pkg/controller/node/status.go), as
+// OCLRolloutStalled reads it.
+func (b *builder) buildAwaited(pool string) bool {
+	f, ok := b.moscs[pool]
+	if !ok {
+		return false
+	}
+	nb, ok := b.builds[f.NewestBuild]
+	return ok && (nb.Phase == analysis.BuildInitial || nb.Phase == analysis.BuildPrepared || nb.Phase == analysis.BuildBuilding)
+}
+
+func (b *builder) nodes(pool string) []analysis.NodeRollout {
+	var out []analysis.NodeRollout
+	for _, n := range b.rollout.Nodes {
+		if n.Pool == pool {
+			out = append(out, n)
+		}
+	}
+	slices.SortFunc(out, func(x, y analysis.NodeRollout) int { return strings.Compare(x.Name, y.Name) })
+	return out
+}
+
+func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []analysis.NodeRollout, layered bool) []Check {
+	ns := b.c.Namespace
+	mcp := b.c.Pool(pool)
+	failing := check(CheckNodes)
+	for _, n := range nodes {
+		if n.Failure == nil {
+			continue
+		}
+		failing.fail(Finding{
+			Object: Object{Kind: "Node", Name: n.Name}, Field: "metadata.annotations[" + analysis.NodeAnnotationReason + "]",
+			Message: fmt.Sprintf("node %s fails to update (MCD state %s)", n.Name, orNone(n.State)),
+			Class:   n.Failure.Class, Excerpt: n.Failure.Excerpt, Since: timePtr(b.nodeDegradedSince(n.Name, mcp)),
+			Runbook: b.runbook(alertNodeUpdateFailing), Commands: nodeCommands(n.Name, ns),
+		})
+	}
+
+	progress := check(CheckProgress)
+	var waiting, working []string
+	moving := false
+	for _, n := range nodes {
+		// Any node of the pool updating or failing moves the rollout,
+		// as OCLRolloutStalled reads node_mcd_state.
+		if n.Failure != nil || n.State == analysis.MCDStateWorking || n.State == analysis.MCDStateDegraded || n.State == analysis.MCDStateUnreconcilable {
+			moving = true
+		}
+		if !n.ImageTracked || !n.ImageMismatch && !n.ConfigMismatch {
+			continue
+		}
+		waiting = append(waiting, n.Name)
+		if n.State == analysis.MCDStateWorking && n.Failure == nil {
+			working = append(working, n.Name)
+			if since := b.nodeUpdatingSince(n.Name, mcp); !since.IsZero() && b.now.Sub(since) > UpdatingTooLongAfter {
+				progress.fail(Finding{
+					Object: Object{Kind: "Node", Name: n.Name}, Field: "metadata.annotations[" + analysis.NodeAnnotationState + "]",
+					Message: fmt.Sprintf("node %s has been updating (Working) for %s without reaching its desired image or config", n.Name, Ago(b.now.Sub(since))),
+					Class:   classify.Unknown, Since: timePtr(since),
+					Runbook: b.runbook(alertNodeNotOnDesiredImage), Commands: nodeCommands(n.Name, ns),
+				})
+			}
+		}
+	}
+	// The MCO sets desiredImage only on the nodes it picks, so the nodes
+	// waiting their turn show at the pool, as machines off its image, or
+	// off its config (a change that kept the image, a revert).
+	offImage, offTarget := 0, 0
+	if r != nil && r.Layered && r.HasImage {
+		offImage = int(r.Machines.Total) - r.Machines.OnCurrentImage
+	}
+	if r != nil && r.TargetKnown && (layered || slices.ContainsFunc(nodes, func(n analysis.NodeRollout) bool { return n.ImageTracked })) {
+		offTarget = int(r.Machines.Total) - r.Machines.OnTarget
+	}
+	paused := r != nil && r.Paused
+	if (len(waiting) > 0 || offTarget > 0) && progress.Status != Failed {
+		fd := Finding{
+			Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "status.updatedMachineCount",
+			Message:  fmt.Sprintf("%d machine(s) not on the pool's config and image, %d updating%s", max(offTarget, len(waiting)), len(working), nodeList(waiting)),
+			Commands: rolloutCommands(pool),
+		}
+		since := poolUpdatingSince(mcp)
+		fd.Since = timePtr(since)
+		if !moving && !paused && !b.buildAwaited(pool) && !since.IsZero() && b.now.Sub(since) > StalledAfter {
+			fd.Message = fmt.Sprintf("%d machine(s) not on the pool's config and image and none is updating%s", max(offTarget, len(waiting)), nodeList(waiting))
+			fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertRolloutStalled)
+			progress.fail(fd)
+		} else {
+			progress.run(fd)
+		}
+	}
+	pause := check(CheckPaused)
+	if paused && offImage > 0 {
+		fd := Finding{
+			Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "spec.paused",
+			Message:  fmt.Sprintf("the pool is paused: the MCO updates none of its %d machine(s) waiting for the image", offImage),
+			Commands: pausedCommands(pool),
+		}
+		// The nodes wait since the pool's current image was built.
+		var since time.Time
+		if f, ok := b.moscs[pool]; ok {
+			since = b.builds[f.CurrentBuild].Ended
+		}
+		fd.Since = timePtr(since)
+		if !since.IsZero() && b.now.Sub(since) > PausedAfter {
+			fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertPoolPaused)
+			pause.fail(fd)
+		} else {
+			pause.run(fd)
+		}
+	}
+	checks := []Check{failing.done(), progress.done(), pause.done()}
+	if !layered {
+		return checks
+	}
+
+	cond := check(CheckPoolCond)
+	if mcp != nil {
+		nodeFailing := failing.Status == Failed
+		buildFailed := false
+		if f, ok := b.moscs[pool]; ok {
+			buildFailed = b.builds[f.CurrentBuild].Phase == analysis.BuildFailed
+		}
+		for _, t := range []struct {
+			cond      mcfgv1.MachineConfigPoolConditionType
+			explained bool
+		}{
+			{mcfgv1.MachineConfigPoolRenderDegraded, false},
+			{mcfgv1.MachineConfigPoolNodeDegraded, nodeFailing},
+			{mcfgv1.MachineConfigPoolImageBuildDegraded, buildFailed},
+		} {
+			c := analysis.FindPoolCondition(mcp, t.cond)
+			if c == nil || c.Status != corev1.ConditionTrue || t.explained {
+				continue
+			}
+			r := classify.Classify(classify.Message{Origin: classify.OriginPoolCondition, Reason: c.Reason, Text: c.Message})
+			cond.fail(Finding{
+				Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "status.conditions[type=" + string(t.cond) + "]",
+				Message: fmt.Sprintf("%s=True (reason %s) and no node or build failure explains it", t.cond, orNone(c.Reason)),
+				Class:   classify.Unknown, Excerpt: r.Excerpt, Since: timePtr(c.LastTransitionTime.Time),
+				Runbook: b.runbook(alertPoolDegraded), Commands: poolConditionCommands(pool),
+			})
+		}
+	}
+	return append(checks, cond.done())
+}
+
+// nodeList names the nodes, if any, after a message.
+func nodeList(nodes []string) string {
+	if len(nodes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(nodes, ", ") + ")"
+}
+
+// poolUpdatingSince is when the pool last turned Updating=True, or zero.
+func poolUpdatingSince(mcp *mcfgv1.MachineConfigPool) time.Time {
+	if mcp != nil {
+		if u := analysis.FindPoolCondition(mcp, mcfgv1.MachineConfigPoolUpdating); u != nil && u.Status == corev1.ConditionTrue {
+			return u.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// nodeUpdatingSince is when the node's current update began: the earliest
+// update step its MachineConfigNode reports started (True or Unknown),
+// else when the pool turned Updating.
+func (b *builder) nodeUpdatingSince(node string, mcp *mcfgv1.MachineConfigPool) time.Time {
+	var first time.Time
+	for _, m := range b.c.MachineConfigNodes {
+		if m.Name != node {
+			continue
+		}
+		for _, c := range m.Status.Conditions {
+			if c.Type == string(mcfgv1.MachineConfigNodeUpdated) || c.Status == metav1.ConditionFalse || !slices.Contains(analysis.UpdatePhases, c.Type) {
+				continue
+			}
+			if first.IsZero() || c.LastTransitionTime.Time.Before(first) {
+				first = c.LastTransitionTime.Time
+			}
+		}
+	}
+	if first.IsZero() {
+		return poolUpdatingSince(mcp)
+	}
+	return first
+}
+
+// nodeDegradedSince is when the node's MachineConfigNode turned
+// NodeDegraded, else when the pool did.
+func (b *builder) nodeDegradedSince(node string, mcp *mcfgv1.MachineConfigPool) time.Time {
+	for _, m := range b.c.MachineConfigNodes {
+		if m.Name != node {
+			continue
+		}
+		for _, t := range []struct {
+			cond   mcfgv1.StateProgress
+			status metav1.ConditionStatus
+		}{
+			{mcfgv1.MachineConfigNodeNodeDegraded, metav1.ConditionTrue},
+			{mcfgv1.MachineConfigNodeImagePulledFromRegistry, metav1.ConditionFalse},
+		} {
+			if c := analysis.FindCondition(m.Status.Conditions, string(t.cond)); c != nil && c.Status == t.status {
+				return c.LastTransitionTime.Time
+			}
+		}
+	}
+	if mcp != nil {
+		if c := analysis.FindPoolCondition(mcp, mcfgv1.MachineConfigPoolNodeDegraded); c != nil && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
