@@ -1,0 +1,161 @@
+package analysis
+
+// The messages that explain a build's failure, read from its pods, its
+// Job and their events, and the class they decide.
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ocl-exporter/ocl_exporter/classify"
+)
+
+// causeOf returns the class of the first message with a known cause,
+// else Unknown with the first excerpt found, so an alert can still quote
+// something.
+func causeOf(msgs []classify.Message) classify.Result {
+	out := classify.Result{Class: classify.Unknown}
+	for _, m := range msgs {
+		r := classify.Classify(m)
+		if r.Class != classify.Unknown {
+			return r
+		}
+		if out.Excerpt == "" {
+			out.Excerpt = r.Excerpt
+		}
+	}
+	return out
+}
+
+// failureMessages lists what may explain a build's failure, most specific
+// first: the Interrupted condition (the Job was deleted), the failed pods
+// newest first, the other pods, the Job's failure conditions, and, only
+// when no pod is left, the Warning events about the Job and its pods.
+func (c *Cluster) failureMessages(b *mcfgv1.MachineOSBuild, job *batchv1.Job, pods []*corev1.Pod) []classify.Message {
+	var msgs []classify.Message
+	if cond := FindCondition(b.Status.Conditions, conditionInterrupted); cond != nil && cond.Status == metav1.ConditionTrue {
+		msgs = append(msgs, classify.Message{Origin: classify.OriginBuildCondition, Reason: cond.Reason, Text: cond.Message})
+	}
+	for _, failed := range []bool{true, false} {
+		for _, p := range pods {
+			if (p.Status.Phase == corev1.PodFailed) == failed {
+				msgs = append(msgs, podMessages(p)...)
+			}
+		}
+	}
+	if job != nil {
+		for _, jc := range job.Status.Conditions {
+			if (jc.Type == batchv1.JobFailed || jc.Type == batchv1.JobFailureTarget) && jc.Status == corev1.ConditionTrue {
+				msgs = append(msgs, classify.Message{Origin: classify.OriginJobCondition, Reason: jc.Reason, Text: jc.Message})
+			}
+		}
+	}
+	if len(pods) == 0 {
+		msgs = append(msgs, c.jobEventMessages(jobName(b))...)
+	}
+	return msgs
+}
+
+// podMessages lists a pod's failure signals: its own status reason
+// (Evicted), then the containers that failed (the image-build log tail
+// first, as init containers come first), then the waiting reasons.
+func podMessages(p *corev1.Pod) []classify.Message {
+	var msgs []classify.Message
+	if p.Status.Reason != "" {
+		msgs = append(msgs, classify.Message{Origin: classify.OriginPodStatus, Reason: p.Status.Reason, Text: p.Status.Message})
+	}
+	for _, s := range containerStatuses(p) {
+		if t := s.State.Terminated; t != nil && (t.ExitCode != 0 || t.Reason == reasonOOMKilled) {
+			msgs = append(msgs, terminatedMessage(s.Name, t))
+		}
+	}
+	return append(msgs, waitingMessages(p)...)
+}
+
+// terminatedMessage reads the image-build container's message as its log
+// tail (terminationMessagePolicy FallbackToLogsOnError), unless the
+// kubelet's reason already says why it died.
+func terminatedMessage(container string, t *corev1.ContainerStateTerminated) classify.Message {
+	origin := classify.OriginContainerTerminated
+	if container == imageBuildContainer && t.Reason != reasonOOMKilled {
+		origin = classify.OriginBuildLog
+	}
+	return classify.Message{Origin: origin, Reason: t.Reason, Text: t.Message}
+}
+
+// schedulingMessages is the pod's PodScheduled=False condition, read as a
+// pod status reason (Unschedulable).
+func schedulingMessages(p *corev1.Pod) []classify.Message {
+	for _, pc := range p.Status.Conditions {
+		if pc.Type == corev1.PodScheduled && pc.Status == corev1.ConditionFalse && pc.Reason != "" {
+			return []classify.Message{{Origin: classify.OriginPodStatus, Reason: pc.Reason, Text: pc.Message}}
+		}
+	}
+	return nil
+}
+
+func waitingMessages(p *corev1.Pod) []classify.Message {
+	var msgs []classify.Message
+	for _, s := range containerStatuses(p) {
+		if w := s.State.Waiting; w != nil && w.Reason != "" {
+			msgs = append(msgs, classify.Message{Origin: classify.OriginPodWaiting, Reason: w.Reason, Text: w.Message})
+		}
+	}
+	return msgs
+}
+
+func containerStatuses(p *corev1.Pod) []corev1.ContainerStatus {
+	return append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+}
+
+func podDone(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded
+}
+
+// jobEventMessages are the Warning events about the Job and its pods,
+// newest first: what is left once the pods are gone.
+func (c *Cluster) jobEventMessages(job string) []classify.Message {
+	return c.jobEvents(job, func(*corev1.Event) bool { return true })
+}
+
+// jobCreateFailures are the Job controller's FailedCreate events last seen
+// after since, newest first: the pod it could not create.
+func (c *Cluster) jobCreateFailures(job string, since time.Time) []classify.Message {
+	return c.jobEvents(job, func(e *corev1.Event) bool {
+		return e.Reason == reasonFailedCreate && e.InvolvedObject.Kind == kindJob && eventLastSeen(e).After(since)
+	})
+}
+
+func (c *Cluster) jobEvents(job string, keep func(*corev1.Event) bool) []classify.Message {
+	var events []*corev1.Event
+	for _, e := range c.Events {
+		if e.Namespace == c.Namespace && e.Type == corev1.EventTypeWarning && aboutJob(e.InvolvedObject, job) && keep(e) {
+			events = append(events, e)
+		}
+	}
+	sort.SliceStable(events, func(i, j int) bool { return eventLastSeen(events[j]).Before(eventLastSeen(events[i])) })
+	var msgs []classify.Message
+	for _, e := range events {
+		msgs = append(msgs, classify.Message{Origin: classify.OriginEvent, Reason: e.Reason, Text: e.Message})
+	}
+	return msgs
+}
+
+// aboutJob reports whether an event is about the Job or one of its pods,
+// named <job>-<suffix> by the Job controller.
+func aboutJob(o corev1.ObjectReference, job string) bool {
+	switch o.Kind {
+	case kindJob:
+		return o.Name == job
+	case "Pod":
+		suffix, ok := strings.CutPrefix(o.Name, job+"-")
+		return ok && suffix != "" && !strings.Contains(suffix, "-")
+	}
+	return false
+}
