@@ -1,6 +1,8 @@
-# ocl_exporter: build, run, test and lint with nothing preinstalled but Go.
-# Tools (promtool, staticcheck) are pinned in tools/go.mod and built into bin/
-# on first use.
+# ocl_exporter: build, run and test with nothing preinstalled but Go; lint
+# also needs Node.js and npm (markdownlint, locked in tools/npm/), the
+# integration suites fetch Debian packages. Tools (promtool, staticcheck)
+# are pinned in tools/go.mod and built into bin/ on first use. `make help`
+# lists the targets.
 
 GO        ?= go
 BIN       := bin
@@ -15,15 +17,20 @@ STATICCHECK := $(BIN)/staticcheck
 SNAPSHOT  ?= examples/snapshot
 ARGS      ?=
 
-.PHONY: all build run test test-go test-rules lint tools clean
+.PHONY: all build run test test-go test-rules lint tools clean help
 
 all: lint test build
 
 # GOBUILD builds the static release binary, for make build and make image.
 GOBUILD   = CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
+## build: the static binary in bin/ with version metadata.
 build:
 	$(GOBUILD) -o $(BIN)/ocl_exporter ./cmd/ocl_exporter
+
+## help: list the targets, each with the first line of its `## target:` comment.
+help:
+	@awk '/^## [a-z0-9-]+:/ { sub(/^## /, ""); n = index($$0, ":"); printf "  %-16s%s\n", substr($$0, 1, n - 1), substr($$0, n + 2) }' $(MAKEFILE_LIST)
 
 ## run: serve the example snapshot on :29100 (SNAPSHOT=dir to read another).
 run: build
@@ -32,9 +39,11 @@ run: build
 ## test: every Go test, the alerting rules with promtool, and the image.
 test: test-go test-rules test-image
 
+## test-go: every Go test (go test ./...).
 test-go:
 	$(GO) test -count=1 ./...
 
+## test-rules: promtool check and test of alerts/, the lifecycles included.
 test-rules: $(PROMTOOL)
 	@if ls alerts/*.yaml >/dev/null 2>&1; then \
 		$(PROMTOOL) check rules alerts/*rules.yaml && \
@@ -55,6 +64,7 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
 	done
 
+## lint: gofmt, go vet, staticcheck, markdownlint, the Dockerfile, file sizes.
 lint: $(STATICCHECK) lint-dockerfile lint-markdown lint-size
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
