@@ -119,7 +119,7 @@ lint-dockerfile: $(DOCKERFILE_CHECK)
 $(DOCKERFILE_CHECK): tools/go.mod tools/go.sum tools/dockerfile-check/main.go
 	cd tools && $(GO) build -o ../$(DOCKERFILE_CHECK) ./dockerfile-check
 
-## e2e: the integration suite (test/e2e/, README "Integration tests") on a
+## e2e: the integration suite (test/e2e/, CONTRIBUTING.md "Integration tests") on a
 ## real etcd, kube-apiserver, Prometheus and Alertmanager on loopback. The
 ## servers are built or extracted once into $(E2E_CACHE), outside the
 ## repository and keyed by version: kube-apiserver from hack/kube-apiserver
@@ -212,7 +212,7 @@ $(E2E_DEBIAN)/%/.extracted:
 $(E2E_ETCD): $(E2E_DEBIAN)/etcd-server/.extracted
 $(E2E_PROM): $(E2E_DEBIAN)/prometheus/.extracted
 
-## e2e-fleet: the fleet test (test/fleet/, README "Integration tests"): two
+## e2e-fleet: the fleet test (test/fleet/, CONTRIBUTING.md "Integration tests"): two
 ## exporters on two snapshots act as two clusters, each scraped by a
 ## Prometheus with external_labels {cluster: ...} and a Thanos sidecar, and
 ## Thanos Query federates both; every dashboard and docs/queries.md query

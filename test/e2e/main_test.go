@@ -3,7 +3,7 @@
 // Package e2e runs the exporter against a real etcd and kube-apiserver, with
 // the real CRDs and the deploy bundle's RBAC, and its alerts through a real
 // Prometheus and Alertmanager. `make e2e` prepares the servers and runs it;
-// see the README, "Integration tests".
+// see CONTRIBUTING.md, "Integration tests".
 package e2e
 
 import (

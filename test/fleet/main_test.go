@@ -4,8 +4,8 @@
 // two exporters on two different snapshots stand for two clusters, each
 // scraped by its own Prometheus (external_labels {cluster: ...}, the rules
 // of alerts/) with a Thanos sidecar, and one Thanos Query federating both
-// sidecars over gRPC. `make e2e-fleet` builds Thanos and runs it; see the
-// README, "Integration tests".
+// sidecars over gRPC. `make e2e-fleet` builds Thanos and runs it; see
+// CONTRIBUTING.md, "Integration tests".
 package fleet
 
 import (
