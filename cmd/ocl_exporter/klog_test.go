@@ -10,15 +10,23 @@ import (
 	"k8s.io/klog/v2"
 )
 
-func TestKlogFollowsLogFlags(t *testing.T) {
-	o, err := parseFlags([]string{"--example", "--log.format=json", "--log.level=warn"}, &bytes.Buffer{})
+// routedKlog routes klog through the logger the flags configure, into
+// the returned buffer, until the test ends.
+func routedKlog(t *testing.T, flags ...string) *bytes.Buffer {
+	t.Helper()
+	o, err := parseFlags(append([]string{"--example"}, flags...), &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
 	o.log.Writer = &out
 	routeKlog(promslog.New(o.log))
-	defer klog.ClearLogger()
+	t.Cleanup(klog.ClearLogger)
+	return &out
+}
+
+func TestKlogFollowsLogFlags(t *testing.T) {
+	out := routedKlog(t, "--log.format=json", "--log.level=warn")
 
 	klog.InfoS("below the level")
 	klog.ErrorS(nil, "Failed to watch", "reflector", "k8s.io/client-go/informers")
@@ -40,14 +48,7 @@ func TestKlogFollowsLogFlags(t *testing.T) {
 // TestKlogNamedLoggerKeysOnce: klog writes "logger" for a named logger
 // (the reflector's); the exporter's attribute must not repeat the key.
 func TestKlogNamedLoggerKeysOnce(t *testing.T) {
-	o, err := parseFlags([]string{"--example", "--log.format=json"}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	o.log.Writer = &out
-	routeKlog(promslog.New(o.log))
-	defer klog.ClearLogger()
+	out := routedKlog(t, "--log.format=json")
 
 	klog.Background().WithName("reflector").Error(nil, "Failed to watch")
 	klog.Flush()
