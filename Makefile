@@ -277,6 +277,16 @@ $(E2E_KSM):
 	cd hack/kube-state-metrics && nice -n 19 $(GO) build -trimpath -o $@.tmp k8s.io/kube-state-metrics/v2
 	mv $@.tmp $@
 
+## bench-status: the scrape's latency while STATUS_CLIENTS (50) clients
+## hammer /status of a STATUS_NODES (5000) node snapshot, the exporter on
+## one CPU and the clients on the other (test/scale/status_test.go).
+STATUS_NODES   ?= 5000
+STATUS_CLIENTS ?= 50
+.PHONY: bench-status
+bench-status:
+	STATUS_NODES=$(STATUS_NODES) STATUS_CLIENTS=$(STATUS_CLIENTS) \
+		$(if $(shell command -v taskset),taskset -c 1) $(GO) test -tags scale -count=1 -run TestStatusUnderLoad -v -timeout 10m ./test/scale/
+
 ## test-browser: load the exporter's /status page in a real headless
 ## Chromium (test/browser/): the rendered text must name the failing
 ## stages, causes and runbooks; the screenshot goes to BROWSER_OUT.
