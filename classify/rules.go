@@ -329,6 +329,9 @@ var rules = []rule{
 	// Generic wrappers: only when nothing specific was found.
 	{class: ContainerfileCommandFailed, in: build, generic: true, why: "buildah step exited non-zero", patterns: []string{
 		`building at step "`,
+		// A tool in a RUN step refusing what a build container lacks
+		// (rpm-ostree's ostree operations), when the log kept no STEP line.
+		`^error: operation not supported`,
 		`subprocess exited with status `,
 		`subprocess exited on `,
 		`while running runtime: `,
