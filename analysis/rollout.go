@@ -31,8 +31,10 @@ type PoolRollout struct {
 	// Paused is spec.paused: the MCO targets no node to a new config or
 	// image until it is unpaused (builds still run).
 	Paused bool
-	// TargetKnown is true when the pool has a rendered config and, if
-	// layered, an image: what Machines.OnTarget counts against.
+	// TargetKnown is true when the pool has a rendered config and image
+	// mode concerns it: layered with an image, or with nodes still booted
+	// into a layered image (reverting). Machines.OnTarget counts against
+	// that target.
 	TargetKnown bool
 	// Conditions holds the status of each of PoolConditionTypes, in that
 	// order: ConditionStatusTrue, False, Unknown, or "" when the pool does
@@ -57,6 +59,10 @@ type MachineCounts struct {
 	// pkg/controller/common/helpers.go) and a revert drops it, so neither
 	// shows in OnCurrentImage. Meaningful when TargetKnown.
 	OnTarget int
+	// Working counts the nodes whose MCD is Working, Failing those whose
+	// update fails (NodeRollout.Failure): the pool-level answers the
+	// rollout rules need, so they need not read every node's series.
+	Working, Failing int
 }
 
 // NodeRollout is one node and the pool that manages it.
@@ -213,7 +219,7 @@ func AnalyzeRollout(c *Cluster) Rollout {
 			continue // no pool manages it, so the MCO does not update it
 		}
 		nr := analyzeNode(n, ps, mcns[n.Name])
-		ps.count(n.Annotations)
+		ps.count(n.Annotations, &nr)
 		out.Nodes = append(out.Nodes, nr)
 	}
 
@@ -232,11 +238,22 @@ type poolState struct {
 	// first use.
 	reports                  map[string][]string
 	onCurrentImage, onTarget int
+	working, failing         int
+	// imageTracked: some node of the pool is layered or still booted
+	// into a layered image.
+	imageTracked bool
 }
 
-// count adds a node of the pool, by its annotations, to the machine counts
-// the MCO does not report.
-func (ps *poolState) count(annotations map[string]string) {
+// count adds a node of the pool to the machine counts the MCO does not
+// report.
+func (ps *poolState) count(annotations map[string]string, nr *NodeRollout) {
+	ps.imageTracked = ps.imageTracked || nr.ImageTracked
+	if nr.State == MCDStateWorking {
+		ps.working++
+	}
+	if nr.Failure != nil {
+		ps.failing++
+	}
 	image := ""
 	if ps.mosc != nil {
 		image = string(ps.mosc.Status.CurrentImagePullSpec)
@@ -266,9 +283,13 @@ func (ps *poolState) rollout() PoolRollout {
 			Degraded:       st.DegradedMachineCount,
 			OnCurrentImage: ps.onCurrentImage,
 			OnTarget:       ps.onTarget,
+			Working:        ps.working,
+			Failing:        ps.failing,
 		},
 	}
-	r.TargetKnown = ps.pool.Spec.Configuration.Name != "" && (!r.Layered || r.HasImage)
+	// The target matters where image mode does: a layered pool once it
+	// has an image, or a pool with nodes still booted into one.
+	r.TargetKnown = ps.pool.Spec.Configuration.Name != "" && (r.Layered && r.HasImage || !r.Layered && ps.imageTracked)
 	for i, t := range PoolConditionTypes {
 		if cond := FindPoolCondition(ps.pool, t); cond != nil {
 			r.Conditions[i] = conditionStatus(string(cond.Status))

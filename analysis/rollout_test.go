@@ -317,21 +317,25 @@ func TestAnalyzeRolloutPools(t *testing.T) {
 	worker := selectingPool("worker", nodeRolePrefix+"worker")
 	worker.Status.MachineCount = 1
 	worker.Spec.Configuration.Name = "rendered-worker-1"
+	plain := selectingPool("plain", nodeRolePrefix+"plain") // never layered: no target of image mode
+	plain.Spec.Configuration.Name = "rendered-plain-1"
 	c := &Cluster{
-		MachineConfigPools: []*mcfgv1.MachineConfigPool{worker, infra},
+		MachineConfigPools: []*mcfgv1.MachineConfigPool{worker, infra, plain},
 		MachineOSConfigs:   []*mcfgv1.MachineOSConfig{layeredMOSC("infra", rolloutImage), layeredMOSC("gone", rolloutImage)},
 		Nodes: []*metav1.PartialObjectMetadata{
-			rolloutNode("a", "infra", "currentImage="+rolloutImage, "currentConfig=rendered-infra-2"),
+			rolloutNode("a", "infra", "currentImage="+rolloutImage, "currentConfig=rendered-infra-2", "state=Working"),
 			rolloutNode("b", "infra", "currentImage="+rolloutImage, "currentConfig=rendered-infra-1"), // a change that kept the image
-			rolloutNode("c", "infra", "currentImage="+rolloutOld, "currentConfig=rendered-infra-2"),
+			rolloutNode("c", "infra", "currentImage="+rolloutOld, "currentConfig=rendered-infra-2", "state=Degraded"),
 			rolloutNode("w", "worker", "currentImage="+rolloutImage, "currentConfig=rendered-worker-1"), // not in infra; reverting
 			rolloutNode("v", "worker", "currentConfig=rendered-worker-1"),
+			rolloutNode("p", "plain", "currentConfig=rendered-plain-0", "state=Working"),
 		},
 	}
 	want := []PoolRollout{
 		{Name: "worker", TargetKnown: true, Conditions: []string{"", "", "", "", "", "", "", ""}, Machines: MachineCounts{Total: 1, OnTarget: 1}},
 		{Name: "infra", Layered: true, HasImage: true, Paused: true, TargetKnown: true, Conditions: []string{"false", "false", "true", "true", "false", "unknown", "", ""},
-			Machines: MachineCounts{Total: 3, Unavailable: 1, Degraded: 1, OnCurrentImage: 2, OnTarget: 1}},
+			Machines: MachineCounts{Total: 3, Unavailable: 1, Degraded: 1, OnCurrentImage: 2, OnTarget: 1, Working: 1, Failing: 1}},
+		{Name: "plain", Conditions: []string{"", "", "", "", "", "", "", ""}, Machines: MachineCounts{Working: 1}},
 	}
 	if got := AnalyzeRollout(c).Pools; !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)

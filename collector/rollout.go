@@ -38,7 +38,7 @@ func newRolloutStage() *rolloutStage {
 			"1 for the status (true, false, unknown) of the MachineConfigPool condition, 0 for the other two; all three 0 when the pool does not report the condition.",
 			"pool", "condition", "status"),
 		poolMachines: newSpec("ocl_pool_machines",
-			"Machines of the MachineConfigPool by state: total, ready, updated, unavailable and degraded as the pool status counts them; for layered pools whose MachineOSConfig has an image, on_current_image: nodes whose currentImage annotation is the MachineOSConfig's status.currentImagePullSpec; and for pools with a rendered config and, if layered, an image, on_target: nodes whose currentConfig is the pool's rendered config and whose currentImage is the pool's image (none when not layered).",
+			"Machines of the MachineConfigPool by state: total, ready, updated, unavailable and degraded as the pool status counts them; for layered pools whose MachineOSConfig has an image, on_current_image: nodes whose currentImage annotation is the MachineOSConfig's status.currentImagePullSpec; for layered pools with an image and pools with nodes still booted into a layered image, on_target: nodes whose currentConfig is the pool's rendered config and whose currentImage is the pool's image (none when not layered); and working and failing: nodes whose machine-config-daemon is Working, and nodes whose update fails (as node_update_failure_class).",
 			"pool", "state"),
 		poolLayered: newSpec("ocl_pool_layered",
 			"1 if a MachineOSConfig targets the MachineConfigPool (image mode), 0 if not.",
@@ -93,6 +93,8 @@ func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus
 	if p.TargetKnown {
 		ch <- s.poolMachines.gauge(float64(m.OnTarget), p.Name, "on_target")
 	}
+	ch <- s.poolMachines.gauge(float64(m.Working), p.Name, "working")
+	ch <- s.poolMachines.gauge(float64(m.Failing), p.Name, "failing")
 }
 
 func (s *rolloutStage) collectNode(n *analysis.NodeRollout, ch chan<- prometheus.Metric) {
