@@ -58,13 +58,10 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 
 	progress := check(CheckProgress)
 	var waiting, working []string
-	moving := false
+	// Any node of the pool updating or failing moves the rollout: the
+	// pool's working and failing counts, as OCLRolloutStalled reads them.
+	moving := r != nil && r.Machines.Working+r.Machines.Failing > 0
 	for _, n := range nodes {
-		// Any node of the pool updating or failing moves the rollout,
-		// as OCLRolloutStalled reads node_mcd_state.
-		if n.Failure != nil || n.State == analysis.MCDStateWorking || n.State == analysis.MCDStateDegraded || n.State == analysis.MCDStateUnreconcilable {
-			moving = true
-		}
 		if !n.ImageTracked || !n.ImageMismatch && !n.ConfigMismatch {
 			continue
 		}
