@@ -50,39 +50,23 @@ func cleanChecks(checks []Check) {
 // tab becomes a space, invalid UTF-8 becomes U+FFFD, and the result is
 // clipped to maxValue bytes on a rune boundary, marked with an ellipsis.
 func cleanText(s string) string {
-	clean := true
-	for i, r := range s {
-		if r == utf8.RuneError || dropped(r) || r == '\n' || r == '\t' {
-			if r != utf8.RuneError || !validAt(s, i) {
-				clean = false
-				break
-			}
-		}
-	}
-	if clean && len(s) <= maxValue {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+	s = strings.Map(func(r rune) rune {
 		switch {
 		case r == '\n' || r == '\t':
-			r = ' '
+			return ' '
 		case dropped(r):
-			continue
+			return -1
 		}
-		if b.Len()+utf8.RuneLen(r) > maxValue-len("…") {
-			b.WriteString("…")
-			break
-		}
-		b.WriteRune(r)
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	if len(s) <= maxValue {
+		return s
 	}
-	return b.String()
-}
-
-// validAt reports whether the U+FFFD at s[i] is written out, not the
-// decoder's mark for an invalid byte.
-func validAt(s string, i int) bool {
-	return strings.HasPrefix(s[i:], "\uFFFD")
+	cut := maxValue - len("…")
+	for !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // dropped: every control character, and the format characters (Cf) that

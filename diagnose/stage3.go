@@ -85,7 +85,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 	if r != nil && r.Layered && r.HasImage {
 		offImage = int(r.Machines.Total) - r.Machines.OnCurrentImage
 	}
-	if r != nil && r.TargetKnown && (layered || slices.ContainsFunc(nodes, func(n analysis.NodeRollout) bool { return n.ImageTracked })) {
+	if r != nil && r.TargetKnown {
 		offTarget = int(r.Machines.Total) - r.Machines.OnTarget
 	}
 	paused := r != nil && r.Paused

@@ -142,10 +142,7 @@ func checkKubeconfig(path, env string) error {
 		return checkFile("kubeconfig", path, maxKubeconfigBytes)
 	}
 	for _, p := range filepath.SplitList(env) {
-		if _, err := os.Stat(p); p == "" || errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err := regularfile.Check(p, maxKubeconfigBytes); err != nil {
+		if err := regularfile.Check(p, maxKubeconfigBytes); p != "" && err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("$KUBECONFIG: %w", err)
 		}
 	}

@@ -561,14 +561,7 @@ func TestAlertmanagerInhibition(t *testing.T) {
 				}
 				alerts = append(alerts, map[string]any{"labels": labels, "annotations": map[string]string{"summary": "test"}})
 			}
-			resp, err := http.Post("http://"+addr+"/api/v2/alerts", "application/json", strings.NewReader(string(mustJSON(t, alerts))))
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Fatalf("POST /api/v2/alerts: %s", resp.Status)
-			}
+			postAlerts(t, addr, alerts)
 			var want []string
 			for _, l := range tc.heard {
 				want = append(want, l["alertname"]+" "+l["pool"]+" "+l["node"])
@@ -656,14 +649,7 @@ func TestAlertmanagerGroupsOneCause(t *testing.T) {
 		}
 		alerts = append(alerts, map[string]any{"labels": labels, "annotations": map[string]string{"summary": "test"}})
 	}
-	resp, err := http.Post("http://"+addr+"/api/v2/alerts", "application/json", strings.NewReader(string(mustJSON(t, alerts))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /api/v2/alerts: %s", resp.Status)
-	}
+	postAlerts(t, addr, alerts)
 	// Each alert belongs to one group of its route: once every pool is
 	// listed, no later notification can add a group of these alerts.
 	groups := map[string]bool{}
@@ -683,5 +669,18 @@ func TestAlertmanagerGroupsOneCause(t *testing.T) {
 	}
 	if len(listed) != pools {
 		t.Errorf("the notifications list %d pools, want %d", len(listed), pools)
+	}
+}
+
+// postAlerts sends alerts to Alertmanager's v2 API, as Prometheus does.
+func postAlerts(t *testing.T, addr string, alerts []map[string]any) {
+	t.Helper()
+	resp, err := http.Post("http://"+addr+"/api/v2/alerts", "application/json", strings.NewReader(string(mustJSON(t, alerts))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /api/v2/alerts: %s", resp.Status)
 	}
 }
