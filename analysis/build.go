@@ -46,14 +46,17 @@ var phaseConditions = []struct {
 
 // Names and labels of the build Job and its pods; see reference §6.
 const (
-	buildJobPrefix       = "build-"
-	imageBuildContainer  = "image-build"
-	labelJobName         = "job-name"
-	labelBatchJobName    = "batch.kubernetes.io/job-name"
-	reasonOOMKilled      = "OOMKilled"
-	reasonFailedCreate   = "FailedCreate"
-	kindJob              = "Job"
-	conditionInterrupted = string(mcfgv1.MachineOSBuildInterrupted)
+	buildJobPrefix      = "build-"
+	imageBuildContainer = "image-build"
+	labelJobName        = "job-name"
+	labelBatchJobName   = "batch.kubernetes.io/job-name"
+	reasonOOMKilled     = "OOMKilled"
+	reasonFailedCreate  = "FailedCreate"
+	// A container starting, not failing.
+	reasonContainerCreating = "ContainerCreating"
+	reasonPodInitializing   = "PodInitializing"
+	kindJob                 = "Job"
+	conditionInterrupted    = string(mcfgv1.MachineOSBuildInterrupted)
 )
 
 // Build is what the exporter reports about one MachineOSBuild.

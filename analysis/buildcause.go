@@ -36,7 +36,8 @@ func causeOf(msgs []classify.Message) classify.Result {
 // failureMessages lists what may explain a build's failure, most specific
 // first: the Interrupted condition (the Job was deleted), the failed pods
 // newest first, the other pods, the Job's failure conditions, and, only
-// when no pod is left, the Warning events about the Job and its pods.
+// when no pod is left, the Warning events about the Job and its pods, then
+// those about the build itself.
 func (c *Cluster) failureMessages(b *mcfgv1.MachineOSBuild, job *batchv1.Job, pods []*corev1.Pod) []classify.Message {
 	var msgs []classify.Message
 	if cond := FindCondition(b.Status.Conditions, conditionInterrupted); cond != nil && cond.Status == metav1.ConditionTrue {
@@ -58,8 +59,17 @@ func (c *Cluster) failureMessages(b *mcfgv1.MachineOSBuild, job *batchv1.Job, po
 	}
 	if len(pods) == 0 {
 		msgs = append(msgs, c.jobEventMessages(jobName(b))...)
+		msgs = append(msgs, c.buildEventMessages(b.Name)...)
 	}
 	return msgs
+}
+
+// buildEventMessages are the build controller's Warning events about the
+// MachineOSBuild (BuildFailed, JobFailed, BuildInterrupted), newest first.
+func (c *Cluster) buildEventMessages(build string) []classify.Message {
+	return eventMessages(c.ObjectEvents, func(e *corev1.Event) bool {
+		return e.InvolvedObject.Kind == kindMachineOSBuild && e.InvolvedObject.Name == build
+	})
 }
 
 // podMessages lists a pod's failure signals: its own status reason
@@ -133,9 +143,17 @@ func (c *Cluster) jobCreateFailures(job string, since time.Time) []classify.Mess
 }
 
 func (c *Cluster) jobEvents(job string, keep func(*corev1.Event) bool) []classify.Message {
+	return eventMessages(c.Events, func(e *corev1.Event) bool {
+		return e.Namespace == c.Namespace && aboutJob(e.InvolvedObject, job) && keep(e)
+	})
+}
+
+// eventMessages are the Warning events of all that keep selects, newest
+// first.
+func eventMessages(all []*corev1.Event, keep func(*corev1.Event) bool) []classify.Message {
 	var events []*corev1.Event
-	for _, e := range c.Events {
-		if e.Namespace == c.Namespace && e.Type == corev1.EventTypeWarning && aboutJob(e.InvolvedObject, job) && keep(e) {
+	for _, e := range all {
+		if e.Type == corev1.EventTypeWarning && keep(e) {
 			events = append(events, e)
 		}
 	}

@@ -44,7 +44,14 @@ type Cluster struct {
 	Jobs        []*batchv1.Job
 	Pods        []*corev1.Pod
 	Deployments []*appsv1.Deployment
-	Events      []*corev1.Event
+	// Events are the Warning events of the MCO namespace.
+	Events []*corev1.Event
+
+	// BuilderPods are the machine-os-builder Deployment's pods.
+	BuilderPods []*corev1.Pod
+	// ObjectEvents are the Warning events about the MCO's cluster-scoped
+	// objects (MachineOSConfig, MachineOSBuild), in namespace default.
+	ObjectEvents []*corev1.Event
 
 	// NotCaptured holds the kinds ("Secret", "Deployment") an offline
 	// snapshot does not hold at all: their objects are unknown, not

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -35,6 +36,7 @@ const (
 	// the operator emits while Degraded: "OperatorDegraded: <Task>Failed".
 	operatorDegradedEventPrefix = "OperatorDegraded"
 	machineOSConfigKind         = "MachineOSConfig"
+	kindMachineOSBuild          = "MachineOSBuild"
 )
 
 // MachineOSConfigFinding is what stage 1 knows about one MachineOSConfig.
@@ -214,9 +216,13 @@ type BuilderFinding struct {
 	// Unknown: the view holds no Deployments at all (not captured); Ready
 	// is false but says nothing.
 	Unknown bool
+	// Failure is why the newest of its pods that cannot run fails, from
+	// the kubelet's account, or nil when none fails. The cause of a crash
+	// is in its log tail; without a known cause it is builder_unavailable.
+	Failure *classify.Result
 }
 
-// Builder reports the machine-os-builder Deployment.
+// Builder reports the machine-os-builder Deployment and its pods.
 func Builder(c *Cluster) BuilderFinding {
 	f := BuilderFinding{MachineOSConfigs: len(c.MachineOSConfigs), Unknown: !c.Captured(KindDeployment)}
 	for _, d := range c.Deployments {
@@ -224,12 +230,72 @@ func Builder(c *Cluster) BuilderFinding {
 			f.Ready = true
 		}
 	}
+	var newest *corev1.Pod
+	for _, p := range c.BuilderPods {
+		if p.Namespace == c.Namespace && builderPodFailing(p) && (newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp)) {
+			newest = p
+		}
+	}
+	if newest != nil {
+		f.Failure = builderPodCause(newest)
+	}
 	return f
 }
 
-// OperatorFinding is the Degraded condition of ClusterOperator
-// machine-config, with the cause parsed from its message.
+// builderPodCause is the cause of a failing builder pod: a known cause in
+// its status or its last crash's log tail, else builder_unavailable,
+// quoting the crash (a panic says more than the back-off that follows it)
+// or the kubelet's waiting message. The kubelet's own words about the
+// builder's container (a missing volume, an image it cannot pull) are
+// about the builder, not about a MachineOSConfig: they decide no class.
+func builderPodCause(p *corev1.Pod) *classify.Result {
+	crash, waiting := builderPodMessages(p)
+	r := causeOf(crash)
+	if r.Class != classify.Unknown {
+		return &r
+	}
+	return &classify.Result{Class: classify.BuilderUnavailable, Excerpt: cmp.Or(r.Excerpt, causeOf(waiting).Excerpt)}
+}
+
+// builderPodFailing: the pod failed, or a container waits for a reason
+// other than starting (CrashLoopBackOff, ImagePullBackOff,
+// CreateContainerConfigError, ...).
+func builderPodFailing(p *corev1.Pod) bool {
+	if p.Status.Phase == corev1.PodFailed {
+		return true
+	}
+	return slices.ContainsFunc(containerStatuses(p), func(s corev1.ContainerStatus) bool {
+		w := s.State.Waiting
+		return w != nil && w.Reason != "" && w.Reason != reasonContainerCreating && w.Reason != reasonPodInitializing
+	})
+}
+
+// builderPodMessages lists what the kubelet says of a failing builder
+// pod: its status reason (Evicted) and each container's last crash (its
+// log tail), then apart the waiting reasons.
+func builderPodMessages(p *corev1.Pod) (crash, waiting []classify.Message) {
+	if p.Status.Reason != "" {
+		crash = append(crash, classify.Message{Origin: classify.OriginBuilderPod, Reason: p.Status.Reason, Text: p.Status.Message})
+	}
+	for _, s := range containerStatuses(p) {
+		for _, t := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
+			if t != nil && (t.ExitCode != 0 || t.Reason == reasonOOMKilled) {
+				crash = append(crash, classify.Message{Origin: classify.OriginBuilderPod, Reason: t.Reason, Text: t.Message})
+			}
+		}
+	}
+	for _, m := range waitingMessages(p) {
+		m.Origin = classify.OriginBuilderPod
+		waiting = append(waiting, m)
+	}
+	return crash, waiting
+}
+
+// OperatorFinding is one condition of ClusterOperator machine-config, with
+// the cause parsed from its message.
 type OperatorFinding struct {
+	// Degraded is true while the condition says there is a problem:
+	// Degraded=True, or Upgradeable=False.
 	Degraded bool
 	// Reason, Class, Excerpt and Since (the condition's last transition)
 	// are set only while Degraded.
@@ -243,12 +309,27 @@ type OperatorFinding struct {
 // ClusterOperator is not there to read. A missing or Unknown condition is
 // not Degraded.
 func Operator(c *Cluster) *OperatorFinding {
+	return operatorCondition(c, configv1.OperatorDegraded, configv1.ConditionTrue)
+}
+
+// UpgradeBlocked returns the operator's Upgradeable=False, which holds the
+// next cluster upgrade (pkg/operator/status.go syncUpgradeableStatus:
+// DegradedPool, InterruptedBuild, ClusterBootImageSkewError, ...), as an
+// OperatorFinding whose Degraded means blocked; nil when the
+// ClusterOperator is not there to read.
+func UpgradeBlocked(c *Cluster) *OperatorFinding {
+	return operatorCondition(c, configv1.OperatorUpgradeable, configv1.ConditionFalse)
+}
+
+// operatorCondition reads the condition t of the machine-config
+// ClusterOperator, a problem while its status is bad.
+func operatorCondition(c *Cluster, t configv1.ClusterStatusConditionType, bad configv1.ConditionStatus) *OperatorFinding {
 	for _, co := range c.ClusterOperators {
 		if co.Name != machineConfigOperatorName {
 			continue
 		}
 		for _, cond := range co.Status.Conditions {
-			if cond.Type == configv1.OperatorDegraded && cond.Status == configv1.ConditionTrue {
+			if cond.Type == t && cond.Status == bad {
 				r := classify.Classify(classify.Message{Origin: classify.OriginClusterOperator, Reason: cond.Reason, Text: cond.Message})
 				return &OperatorFinding{Degraded: true, Reason: cond.Reason, Class: r.Class, Excerpt: r.Excerpt, Since: cond.LastTransitionTime.Time}
 			}
@@ -273,15 +354,15 @@ type DegradedEvent struct {
 // DegradedEvents reads the Warning events the operator emits in its
 // namespace while Degraded ("OperatorDegraded: <Task>Failed") and those
 // that concern a MachineOSConfig, sorted by reason and class. The build
-// controller records MachineOSConfig events in namespace default, which
-// the exporter does not watch today, so those are taken from any namespace.
+// controller records MachineOSConfig events in namespace default
+// (ObjectEvents); a snapshot may hold them in any namespace.
 func DegradedEvents(c *Cluster) []DegradedEvent {
 	type key struct {
 		reason string
 		class  classify.Class
 	}
 	last := map[key]time.Time{}
-	for _, e := range c.Events {
+	for _, e := range slices.Concat(c.Events, c.ObjectEvents) {
 		reason, ok := degradedEventReason(c, e)
 		if !ok {
 			continue

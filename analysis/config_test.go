@@ -290,3 +290,70 @@ func TestDegradedEvents(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+func TestBuilderPodCause(t *testing.T) {
+	pod := func(name string, created int, st corev1.ContainerStatus) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: cfgNamespace, Name: name, CreationTimestamp: metav1.Unix(int64(created), 0)},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{st}},
+		}
+	}
+	waiting := func(reason, msg string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: "machine-os-builder", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}
+	}
+	crashed := func(log string) corev1.ContainerStatus {
+		st := waiting("CrashLoopBackOff", "back-off 5m0s restarting failed container=machine-os-builder pod=machine-os-builder-a_ns(u)")
+		st.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: log}
+		return st
+	}
+	tests := []struct {
+		name string
+		pods []*corev1.Pod
+		want *classify.Result
+	}{
+		{name: "running", pods: []*corev1.Pod{pod("a", 1, corev1.ContainerStatus{Name: "machine-os-builder", Ready: true})}},
+		{name: "starting", pods: []*corev1.Pod{pod("a", 1, waiting("ContainerCreating", ""))}},
+		{name: "a panic is quoted over the back-off", pods: []*corev1.Pod{pod("a", 1, crashed("panic: runtime error: invalid memory address or nil pointer dereference\n"))},
+			want: &classify.Result{Class: classify.BuilderUnavailable, Excerpt: "panic: runtime error: invalid memory address or nil pointer dereference"}},
+		{name: "a known cause in the crash log wins", pods: []*corev1.Pod{pod("a", 1, crashed(`F1125 1 start.go:60] secrets "builder-token" not found`))},
+			want: &classify.Result{Class: classify.SecretNotFound, Excerpt: `F1125 1 start.go:60] secrets "builder-token" not found`}},
+		{name: "the kubelet's own words decide no class", pods: []*corev1.Pod{pod("a", 1, waiting("CreateContainerConfigError", `secret "x" not found`))},
+			want: &classify.Result{Class: classify.BuilderUnavailable, Excerpt: `secret "x" not found`}},
+		{name: "the newest failing pod", pods: []*corev1.Pod{
+			pod("old", 1, waiting("ImagePullBackOff", `Back-off pulling image "quay.io/a"`)),
+			pod("new", 2, crashed("fatal error: concurrent map writes\n")),
+			pod("ready", 3, corev1.ContainerStatus{Name: "machine-os-builder", Ready: true}),
+		}, want: &classify.Result{Class: classify.BuilderUnavailable, Excerpt: "fatal error: concurrent map writes"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Builder(&Cluster{Namespace: cfgNamespace, BuilderPods: tt.pods}).Failure
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestUpgradeBlocked(t *testing.T) {
+	co := func(conds ...configv1.ClusterOperatorStatusCondition) *Cluster {
+		return &Cluster{ClusterOperators: []*configv1.ClusterOperator{{
+			ObjectMeta: metav1.ObjectMeta{Name: "machine-config"},
+			Status:     configv1.ClusterOperatorStatus{Conditions: conds},
+		}}}
+	}
+	if got := UpgradeBlocked(&Cluster{}); got != nil {
+		t.Errorf("no ClusterOperator: %+v, want nil", got)
+	}
+	if got := UpgradeBlocked(co(configv1.ClusterOperatorStatusCondition{Type: configv1.OperatorUpgradeable, Status: configv1.ConditionTrue})); got == nil || got.Degraded {
+		t.Errorf("upgradeable: %+v, want not blocked", got)
+	}
+	got := UpgradeBlocked(co(
+		configv1.ClusterOperatorStatusCondition{Type: configv1.OperatorDegraded, Status: configv1.ConditionFalse},
+		configv1.ClusterOperatorStatusCondition{Type: configv1.OperatorUpgradeable, Status: configv1.ConditionFalse, Reason: "InterruptedBuild",
+			Message: "One or more machine config pools' builds have been interrupted, please see `oc get mcp` for further details and resolve before upgrading"},
+	))
+	if got == nil || !got.Degraded || got.Reason != "InterruptedBuild" || got.Class != classify.BuildInterrupted {
+		t.Errorf("interrupted build: %+v, want blocked, InterruptedBuild, build_interrupted", got)
+	}
+}

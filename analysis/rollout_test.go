@@ -376,3 +376,44 @@ func BenchmarkAnalyzeRollout(b *testing.B) {
 		AnalyzeRollout(c)
 	}
 }
+
+// TestPoolUpdateStopped: the node controller's Updating=False messages
+// (pkg/controller/node/status.go calculateStatus); a failed build's says
+// nothing of the cause, which is that build's.
+func TestPoolUpdateStopped(t *testing.T) {
+	// Failed with no start, Job or pod: startBuild's Containerfile
+	// validation.
+	failed := &mcfgv1.MachineOSBuild{
+		ObjectMeta: metav1.ObjectMeta{Name: "infra-1a2b"},
+		Spec:       mcfgv1.MachineOSBuildSpec{MachineOSConfig: mcfgv1.MachineOSConfigReference{Name: "infra"}},
+		Status: mcfgv1.MachineOSBuildStatus{
+			Conditions: []metav1.Condition{{Type: string(mcfgv1.MachineOSBuildFailed), Status: metav1.ConditionTrue}},
+		},
+	}
+	tests := []struct {
+		status  corev1.ConditionStatus
+		message string
+		want    classify.Class // "" for no stop
+	}{
+		{corev1.ConditionFalse, "Pool update stopped due to OS image build failure (mosb: infra-1a2b)", classify.ContainerfileInvalid},
+		{corev1.ConditionFalse, "Pool is paused; OS image build failed (mosb: infra-gone)", classify.Unknown},
+		{corev1.ConditionFalse, "Pool update stopped due to OS image build being interrupted (mosb: infra-1a2b)", classify.BuildInterrupted},
+		{corev1.ConditionFalse, "Pool update paused due to degraded condition", classify.PoolDegradedBlocksBuild},
+		{corev1.ConditionFalse, "Pool is paused; OS image build was interrupted (mosb: infra-1a2b)", classify.BuildInterrupted},
+		{corev1.ConditionFalse, "Pool is paused; OS image build completed successfully (mosb: infra-1a2b)", ""},
+		{corev1.ConditionTrue, "Pool is waiting for OS image build to complete (mosb: infra-1a2b)", ""},
+		{corev1.ConditionFalse, "", ""},
+	}
+	for _, tt := range tests {
+		pool := selectingPool("infra", nodeRolePrefix+"infra")
+		pool.Status.Conditions = []mcfgv1.MachineConfigPoolCondition{{Type: mcfgv1.MachineConfigPoolUpdating, Status: tt.status, Message: tt.message}}
+		c := &Cluster{MachineConfigPools: []*mcfgv1.MachineConfigPool{pool}, MachineOSBuilds: []*mcfgv1.MachineOSBuild{failed}}
+		got := AnalyzeRollout(c).Pools[0].Stopped
+		switch {
+		case tt.want == "" && got != nil:
+			t.Errorf("%q: stopped %+v, want not stopped", tt.message, got)
+		case tt.want != "" && (got == nil || got.Class != tt.want || got.Excerpt != tt.message):
+			t.Errorf("%q: %+v, want %s quoting the message", tt.message, got, tt.want)
+		}
+	}
+}

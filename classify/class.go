@@ -108,8 +108,13 @@ const (
 	// (NodeDegraded, ImagePulledFromRegistry, AppliedOSImage).
 	OriginMCNCondition Origin = "machineconfignode_condition"
 	// OriginPoolCondition is a MachineConfigPool condition message
-	// (NodeDegraded, ImageBuildDegraded, Degraded).
+	// (NodeDegraded, ImageBuildDegraded, Degraded, Updating).
 	OriginPoolCondition Origin = "pool_condition"
+	// OriginBuilderPod is a container state of the machine-os-builder's
+	// own pod: its last crash's terminated message (the log tail, with
+	// terminationMessagePolicy FallbackToLogsOnError) or the kubelet's
+	// waiting message (CrashLoopBackOff).
+	OriginBuilderPod Origin = "builder_pod"
 )
 
 // stages is a set of OCL stages; rules and origins each carry one.
@@ -137,6 +142,7 @@ var originStages = map[Origin]stages{
 	OriginPodStatus:           build,
 	OriginJobCondition:        build,
 	OriginBuildCondition:      build,
+	OriginBuilderPod:          configuration,
 	OriginNodeReason:          rollout,
 	OriginMCNCondition:        rollout,
 	// ImageBuildDegraded and Updating talk about builds, NodeDegraded about
@@ -154,5 +160,5 @@ func (o Origin) stages() stages {
 // isLog reports whether the origin's text is a log tail, to be read line by
 // line from its error lines, rather than one error message.
 func (o Origin) isLog() bool {
-	return o == OriginBuildLog || o == OriginContainerTerminated
+	return o == OriginBuildLog || o == OriginContainerTerminated || o == OriginBuilderPod
 }

@@ -43,7 +43,9 @@ var signals = map[signal]Class{
 	{OriginEvent, "FailedScheduling"}:  PodUnschedulable,
 
 	{OriginBuildCondition, "Interrupted"}: BuildInterrupted,
-	{OriginEvent, "BuildInterrupted"}:     BuildInterrupted,
+	// Upgradeable=False while a pool's build is interrupted.
+	{OriginClusterOperator, "InterruptedBuild"}: BuildInterrupted,
+	{OriginEvent, "BuildInterrupted"}:           BuildInterrupted,
 
 	{OriginEvent, "FailedToDrain"}:          DrainFailed, // MCD, after 1 hour
 	{OriginEvent, "DrainThresholdExceeded"}: DrainFailed, // drain controller
@@ -138,7 +140,10 @@ var rules = []rule{
 	// Configuration: operator and build controller validation.
 	{class: SecretNotFound, in: configuration, why: "MOSC names a secret missing from the MCO namespace", patterns: []string{
 		`is not found\. did you use the right secret name`,
-		`secrets "[^"]*" not found`,
+		// The API says "secrets", a lister "secret" (the operator reads
+		// the cluster pull secret through one: "could not reconcile
+		// global pull secret copy: fetching cluster pull secret: ...").
+		`secrets? "[^"]*" not found`,
 		`no secret name provided`,
 		`renderedimagepushsecret empty for machineosconfig`,
 	}},
@@ -172,6 +177,8 @@ var rules = []rule{
 	}},
 	{class: PoolDegradedBlocksBuild, in: configuration | build, why: "build controller refuses to build for a degraded pool", patterns: []string{
 		`machineconfigpool \S+ is degraded due to non-build issues`,
+		// The node controller's Updating=False for the same state.
+		`pool update paused due to degraded condition`,
 	}},
 	// Before the registry rules: these wrap API errors such as "dial tcp".
 	{class: BuilderUnavailable, in: configuration, why: "machine-os-builder deployment cannot be applied or rolled out", patterns: []string{

@@ -16,8 +16,8 @@ type configStage struct {
 
 	prebuiltInfo, prebuiltDigested, prebuiltSeeded, prebuiltMCMissing *Spec
 
-	configs, builderReady                             *Spec
-	operatorDegraded, operatorDegradedInfo, lastEvent *Spec
+	configs, builderReady, builderFailure                             *Spec
+	operatorDegraded, operatorDegradedInfo, upgradeBlocked, lastEvent *Spec
 }
 
 func newConfigStage() *configStage {
@@ -70,8 +70,14 @@ func newConfigStage() *configStage {
 		operatorDegradedInfo: newSpec("ocl_operator_degraded_info",
 			"1 while ClusterOperator machine-config is Degraded, with the excerpt of its message that decided the class (at most 200 bytes); absent otherwise.",
 			"reason", "class", "excerpt"),
+		upgradeBlocked: newSpec("ocl_operator_upgrade_blocked",
+			"1 while ClusterOperator machine-config is Upgradeable=False, which holds the next cluster upgrade, with the condition reason (DegradedPool, InterruptedBuild, ...) and the parsed class of its message; while it is not, a single series with empty reason and class is 0.",
+			"reason", "class"),
+		builderFailure: newSpec("ocl_machine_os_builder_failure_info",
+			"1 while a machine-os-builder pod cannot run (CrashLoopBackOff, ImagePullBackOff, failed), with the parsed class of the kubelet's account (its last crash's log tail first) and its excerpt (at most 200 bytes); builder_unavailable when it names no known cause. Absent while the builder's pods run.",
+			"class", "excerpt"),
 		lastEvent: newSpec("ocl_operator_degraded_event_timestamp_seconds",
-			"Unix time of the newest Warning event in the MCO namespace, per reason and parsed class, that the operator emitted while Degraded (reason OperatorDegraded: <reason>) or that concerns a MachineOSConfig; it outlives a recovered Degraded condition for the event TTL.",
+			"Unix time of the newest Warning event, per reason and parsed class, that the operator emitted in its namespace while Degraded (reason OperatorDegraded: <reason>) or that the build controller recorded about a MachineOSConfig (in namespace default); it outlives a recovered Degraded condition for the event TTL.",
 			"reason", "class"),
 	}
 }
@@ -81,8 +87,8 @@ func (s *configStage) specs() []*Spec {
 		s.info, s.secretMissing, s.poolMissing, s.pushSpecValid,
 		s.currentBuild, s.newestBuild, s.currentImage, s.rebuild,
 		s.prebuiltInfo, s.prebuiltDigested, s.prebuiltSeeded, s.prebuiltMCMissing,
-		s.configs, s.builderReady,
-		s.operatorDegraded, s.operatorDegradedInfo, s.lastEvent,
+		s.configs, s.builderReady, s.builderFailure,
+		s.operatorDegraded, s.operatorDegradedInfo, s.upgradeBlocked, s.lastEvent,
 	}
 }
 
@@ -96,12 +102,18 @@ func (s *configStage) collect(c *analysis.Cluster, ch chan<- prometheus.Metric) 
 	if !b.Unknown { // not captured: no Deployment to conclude from
 		ch <- s.builderReady.gauge(boolean(b.Ready))
 	}
+	if f := b.Failure; f != nil {
+		ch <- s.builderFailure.gauge(1, string(f.Class), f.Excerpt)
+	}
 
 	if op := analysis.Operator(c); op != nil {
 		ch <- s.operatorDegraded.gauge(boolean(op.Degraded), op.Reason, string(op.Class))
 		if op.Degraded {
 			ch <- s.operatorDegradedInfo.gauge(1, op.Reason, string(op.Class), op.Excerpt)
 		}
+	}
+	if up := analysis.UpgradeBlocked(c); up != nil {
+		ch <- s.upgradeBlocked.gauge(boolean(up.Degraded), up.Reason, string(up.Class))
 	}
 	for _, e := range analysis.DegradedEvents(c) {
 		ch <- s.lastEvent.gauge(float64(e.Last.Unix()), e.Reason, string(e.Class))

@@ -10,6 +10,7 @@ func TestConfigStage(t *testing.T) {
 		"seed003-prebuilt-no-component-mc",
 		"seed004-waiting-for-build",
 		"healthy-rollout-done",
+		"stage2-builder-crashloop",
 		"stage1-pool-missing",
 		"stage1-push-spec-uppercase",
 		"stage1-operator-recovered",

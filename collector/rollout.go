@@ -12,6 +12,7 @@ type rolloutStage struct {
 	imageMismatch, configMismatch, mcdState, updatePhase *Spec
 	failureClass, failureInfo                            *Spec
 	poolCondition, poolMachines, poolLayered, poolPaused *Spec
+	poolStopped                                          *Spec
 }
 
 func newRolloutStage() *rolloutStage {
@@ -46,13 +47,16 @@ func newRolloutStage() *rolloutStage {
 		poolPaused: newSpec("ocl_pool_paused",
 			"1 if the MachineConfigPool is paused (spec.paused): the MCO targets none of its nodes to a new config or image until it is unpaused, though builds still run. 0 if not.",
 			"pool"),
+		poolStopped: newSpec("ocl_pool_update_stopped_info",
+			"1 while the node controller holds the layered pool's update (Updating=False with its message: stopped by a failed or interrupted build, paused by a degraded condition), with the class (of the message, or of the failed build it names) and the excerpt (at most 200 bytes); absent otherwise.",
+			"pool", "class", "excerpt"),
 	}
 }
 
 func (s *rolloutStage) specs() []*Spec {
 	return []*Spec{
 		s.imageMismatch, s.configMismatch, s.mcdState, s.updatePhase, s.failureClass, s.failureInfo,
-		s.poolCondition, s.poolMachines, s.poolLayered, s.poolPaused,
+		s.poolCondition, s.poolMachines, s.poolLayered, s.poolPaused, s.poolStopped,
 	}
 }
 
@@ -95,6 +99,9 @@ func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus
 	}
 	ch <- s.poolMachines.gauge(float64(m.Working), p.Name, "working")
 	ch <- s.poolMachines.gauge(float64(m.Failing), p.Name, "failing")
+	if r := p.Stopped; r != nil {
+		ch <- s.poolStopped.gauge(1, p.Name, string(r.Class), r.Excerpt)
+	}
 }
 
 func (s *rolloutStage) collectNode(n *analysis.NodeRollout, ch chan<- prometheus.Metric) {

@@ -18,6 +18,7 @@ func TestRolloutStage(t *testing.T) {
 		"stage3-rollout-in-progress",
 		"stage3-revert-to-non-layered",
 		"stage3-pool-paused",
+		"stage2-interrupted",
 	)
 }
 

@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -194,13 +195,14 @@ func (b *bundle) permissions(t *testing.T, kind, ns, name string) []string {
 func exporterPermissions(t *testing.T) []string {
 	var want []string
 	for _, r := range source.Resources() {
-		resource, group, _ := strings.Cut(r.Name, ".")
+		rbacName, _, _ := strings.Cut(r.Name, "@")
+		resource, group, _ := strings.Cut(rbacName, ".")
 		if resource != r.GVR.Resource || group != r.GVR.Group {
 			t.Fatalf("resource %q does not match its GVR %v", r.Name, r.GVR)
 		}
 		scope := "*"
 		if r.Namespaced {
-			scope = source.DefaultNamespace
+			scope = cmp.Or(r.Namespace, source.DefaultNamespace)
 		}
 		name := "*"
 		if n, ok := strings.CutPrefix(r.FieldSelector, "metadata.name="); ok {

@@ -211,12 +211,17 @@ func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
 	case b.builder.MachineOSConfigs > 0 && b.builder.Unknown:
 		builder.notCaptured(notCapturedFinding(Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}))
 	case b.builder.MachineOSConfigs > 0 && !b.builder.Ready:
-		builder.fail(Finding{
+		f := Finding{
 			Object: Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}, Field: "status.readyReplicas",
 			Message: fmt.Sprintf("%d MachineOSConfig(s) exist, but the machine-os-builder has no ready pod", b.builder.MachineOSConfigs),
 			Class:   classify.BuilderUnavailable,
 			Runbook: b.runbook(alertBuilderNotReady), Commands: builderCommands(b.c.Namespace),
-		})
+		}
+		if r := b.builder.Failure; r != nil {
+			f.Message += "; its pod cannot run"
+			f.Class, f.Excerpt = r.Class, r.Excerpt
+		}
+		builder.fail(f)
 	}
 	return []Check{access.done(), operator.done(), builder.done()}
 }

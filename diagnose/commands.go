@@ -52,6 +52,7 @@ func builderCommands(ns string) []string {
 	return []string{
 		fmt.Sprintf("oc -n %s get deploy,pods -l k8s-app=machine-os-builder", ns),
 		fmt.Sprintf("oc -n %s describe pods -l k8s-app=machine-os-builder", ns),
+		fmt.Sprintf("oc -n %s logs deploy/machine-os-builder --previous --tail=50", ns),
 	}
 }
 

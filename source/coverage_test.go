@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,6 +56,9 @@ func TestSnapshotCoverage(t *testing.T) {
 		"nodes":            "holds no nodes",
 		"events":           "",
 		"machineosbuilds.machineconfiguration.openshift.io": "holds no machineosbuilds",
+		// A part is captured with its kind, or by its own record.
+		"events@default":          "",
+		"pods@machine-os-builder": "", // pods.yaml names the kind
 	}
 	for _, r := range Resources() {
 		w, ok := want[r.Name]
@@ -70,7 +74,7 @@ func TestSnapshotCoverage(t *testing.T) {
 			t.Errorf("%s: %v, want not captured: %q", r.Name, err, w)
 		}
 	}
-	if p, _ := explain(&NotCapturedError{Resource: "pods"}, "pods", "ns", true); p != ProblemNotCaptured {
+	if p, _ := explain(&NotCapturedError{Resource: "pods"}, "pods", "ns"); p != ProblemNotCaptured {
 		t.Errorf("explain: %q, want %q", p, ProblemNotCaptured)
 	}
 }
@@ -111,5 +115,42 @@ items:
 	}
 	if strings.Join(names, ",") != "build-layered-1,build-layered-2-abcde" {
 		t.Errorf("pods served: %v", names)
+	}
+}
+
+// TestPartNotCapturedLeavesItsKindKnown: a second watch of a resource adds
+// evidence. When a snapshot did not capture it, the view still holds the
+// kind's other objects as complete: the build pods are known, the
+// builder's are not.
+func TestPartNotCapturedLeavesItsKindKnown(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"pods.yaml": "apiVersion: v1\nkind: List\nitems: []\n",
+		"builder.yaml": "apiVersion: ocl-exporter.io/v1\nkind: CaptureRecord\nresource: pods@machine-os-builder\n" +
+			"captured: false\nproblem: forbidden\nreason: may not list pods\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := OpenSnapshot(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(m, DefaultNamespace, slog.New(slog.DiscardHandler), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.Run(ctx)
+	if !s.WaitReady(ctx) {
+		t.Fatal("not ready")
+	}
+	c := s.Cluster(time.Now())
+	if !c.Captured("Pod") {
+		t.Error("the builder's pods not captured made every pod unknown")
+	}
+	for _, st := range s.Status() {
+		if st.Resource == "pods@machine-os-builder" && st.Problem != ProblemNotCaptured {
+			t.Errorf("pods@machine-os-builder: %+v, want not captured", st)
+		}
 	}
 }

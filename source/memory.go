@@ -25,7 +25,9 @@ const memoryVersion = "1"
 // and namespace, label and field selectors applied, a fresh copy on every
 // list) with a watch that never sends a change, since a snapshot has none.
 type Memory struct {
-	byResource map[string][]runtime.Object
+	// byKind: two watches of one resource (source.Resource.Part) list
+	// the same objects through their own namespace and selectors.
+	byKind map[schema.GroupKind][]runtime.Object
 	// notCaptured holds, by resource name, the error for each resource a
 	// snapshot did not capture: listing it fails as an unreadable resource
 	// does live, so that nothing reads its absence as "none".
@@ -37,9 +39,11 @@ type Memory struct {
 func NewMemory(objs []runtime.Object) (*Memory, error) {
 	resources := map[schema.GroupKind]Resource{}
 	for _, r := range Resources() {
-		resources[schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}] = r
+		if r.Part == "" {
+			resources[schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}] = r
+		}
 	}
-	m := &Memory{byResource: map[string][]runtime.Object{}}
+	m := &Memory{byKind: map[schema.GroupKind][]runtime.Object{}}
 	for _, o := range objs {
 		gk := o.GetObjectKind().GroupVersionKind().GroupKind()
 		r, ok := resources[gk]
@@ -49,7 +53,7 @@ func NewMemory(objs []runtime.Object) (*Memory, error) {
 		if got, want := reflect.TypeOf(o), reflect.TypeOf(r.newObject()); got != want {
 			return nil, fmt.Errorf("%s %q is a %v, but %s are read as %v", gk, name(o), got, r.Name, want)
 		}
-		m.byResource[r.Name] = append(m.byResource[r.Name], o)
+		m.byKind[gk] = append(m.byKind[gk], o)
 	}
 	return m, nil
 }
@@ -131,7 +135,7 @@ func (m *Memory) matching(r Resource, namespace string, o metav1.ListOptions) ([
 		}
 	}
 	var out []runtime.Object
-	for _, obj := range m.byResource[r.Name] {
+	for _, obj := range m.byKind[schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}] {
 		om := obj.(metav1.Object)
 		if namespace != "" && om.GetNamespace() != namespace {
 			continue
@@ -146,12 +150,13 @@ func (m *Memory) matching(r Resource, namespace string, o metav1.ListOptions) ([
 
 // selectableFields are the fields of o a field selector may name: those the
 // API server offers for every kind, and for Events the ones the exporter
-// selects on.
+// selects on (k8s.io/kubernetes pkg/registry/core/event ToSelectableFields).
 func selectableFields(o runtime.Object) fields.Set {
 	om := o.(metav1.Object)
 	f := fields.Set{"metadata.name": om.GetName(), "metadata.namespace": om.GetNamespace()}
 	if e, ok := o.(*corev1.Event); ok {
 		f["type"], f["reason"] = e.Type, e.Reason
+		f["involvedObject.apiVersion"], f["involvedObject.kind"] = e.InvolvedObject.APIVersion, e.InvolvedObject.Kind
 	}
 	return f
 }

@@ -28,6 +28,12 @@ items:
 - {apiVersion: v1, kind: Event, metadata: {name: warn, namespace: openshift-machine-config-operator}, type: Warning, reason: BackOff}
 - {apiVersion: v1, kind: Event, metadata: {name: normal, namespace: openshift-machine-config-operator}, type: Normal, reason: Pulled}
 - {apiVersion: v1, kind: Event, metadata: {name: elsewhere, namespace: default}, type: Warning, reason: BackOff}
+- {apiVersion: v1, kind: Event, metadata: {name: mosc-warn, namespace: default}, type: Warning, reason: ConfigReconcileFailed, involvedObject: {apiVersion: machineconfiguration.openshift.io/v1, kind: MachineOSConfig, name: worker}}
+- {apiVersion: v1, kind: Event, metadata: {name: mosc-normal, namespace: default}, type: Normal, reason: ConfigReconciled, involvedObject: {apiVersion: machineconfiguration.openshift.io/v1, kind: MachineOSConfig, name: worker}}
+- {apiVersion: v1, kind: Event, metadata: {name: node-warn, namespace: default}, type: Warning, reason: NodeNotReady, involvedObject: {apiVersion: v1, kind: Node, name: worker-0}}
+- {apiVersion: v1, kind: Pod, metadata: {name: machine-os-builder-x, namespace: openshift-machine-config-operator, labels: {k8s-app: machine-os-builder}}}
+- {apiVersion: v1, kind: Pod, metadata: {name: build-worker-x, namespace: openshift-machine-config-operator, labels: {job-name: build-worker}}}
+- {apiVersion: v1, kind: Pod, metadata: {name: machine-os-builder-y, namespace: default, labels: {k8s-app: machine-os-builder}}}
 - {apiVersion: apps/v1, kind: Deployment, metadata: {name: machine-os-builder, namespace: openshift-machine-config-operator}}
 - {apiVersion: apps/v1, kind: Deployment, metadata: {name: machine-config-operator, namespace: openshift-machine-config-operator}}
 - {apiVersion: v1, kind: ConfigMap, metadata: {name: layered, namespace: openshift-machine-config-operator, labels: {machineconfiguration.openshift.io/on-cluster-layering: ""}}}
@@ -48,10 +54,7 @@ func resource(t *testing.T, name string) Resource {
 // names lists r the way the source does: its selectors, its namespace.
 func names(t *testing.T, m *Memory, r Resource) []string {
 	t.Helper()
-	ns := ""
-	if r.Namespaced {
-		ns = DefaultNamespace
-	}
+	ns := r.namespace(DefaultNamespace)
 	list, err := m.List(context.Background(), r, ns, metav1.ListOptions{LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +80,9 @@ func TestMemoryAppliesTheSelectorsAsTheAPIServerDoes(t *testing.T) {
 		"deployments.apps":                     {"machine-os-builder"},
 		"configmaps":                           {"layered"},
 		"clusteroperators.config.openshift.io": {"machine-config"},
-		"pods":                                 nil,
+		"pods":                                 {"build-worker-x"},
+		"pods@machine-os-builder":              {"machine-os-builder-x"},
+		"events@default":                       {"mosc-warn"},
 	} {
 		if got := names(t, m, resource(t, name)); !slices.Equal(got, want) {
 			t.Errorf("%s: listed %v, want %v", name, got, want)

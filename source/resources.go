@@ -31,6 +31,11 @@ const (
 	BuilderDeploymentName = "machine-os-builder"
 	// DefaultNamespace is where the MCO runs.
 	DefaultNamespace = "openshift-machine-config-operator"
+	// EventNamespace is where events about cluster-scoped objects go.
+	EventNamespace = metav1.NamespaceDefault
+	// LabelBuilderPod selects the machine-os-builder's pods
+	// (manifests/machineosbuilder/deployment.yaml).
+	LabelBuilderPod = "k8s-app=machine-os-builder"
 )
 
 // Resource is one thing the exporter lists and watches. The table below is
@@ -43,8 +48,15 @@ type Resource struct {
 	GVR  schema.GroupVersionResource
 	// Kind is the kind of its objects.
 	Kind string
-	// Namespaced resources are watched in the MCO namespace only.
+	// Namespaced resources are watched in the MCO namespace only, or in
+	// Namespace when set.
 	Namespaced bool
+	Namespace  string
+	// Part marks a second watch of a resource already watched, for the
+	// objects the first cannot select (another namespace, another label);
+	// Name is then "<resource>@<part>". A part adds evidence: a part a
+	// snapshot did not capture makes no kind unknown.
+	Part string
 	// MetadataOnly resources are read through the metadata API: the
 	// exporter never receives their spec, status or data.
 	MetadataOnly bool
@@ -101,6 +113,20 @@ func Resources() []Resource {
 		withFieldSelector("type="+corev1.EventTypeWarning, typed("events", gvr("", "v1", "events"), true,
 			func(c *analysis.Cluster) *[]*corev1.Event { return &c.Events },
 			func() runtime.Object { return &corev1.EventList{} })),
+		// The kubelet's own account of the builder (CrashLoopBackOff, its
+		// last crash's log tail): the Deployment's status says only "not
+		// ready".
+		part("machine-os-builder", "", withLabelSelector(LabelBuilderPod, typed("pods", gvr("", "v1", "pods"), true,
+			func(c *analysis.Cluster) *[]*corev1.Pod { return &c.BuilderPods },
+			func() runtime.Object { return &corev1.PodList{} }))),
+		// The build controller records the events of MachineOSConfigs and
+		// MachineOSBuilds, cluster-scoped, in namespace default, where the
+		// kubelet also records every node's: only Warnings about the MCO's
+		// own objects are read.
+		part(EventNamespace, EventNamespace, withFieldSelector("type="+corev1.EventTypeWarning+",involvedObject.apiVersion="+mcfgv1.GroupVersion.String(),
+			typed("events", gvr("", "v1", "events"), true,
+				func(c *analysis.Cluster) *[]*corev1.Event { return &c.ObjectEvents },
+				func() runtime.Object { return &corev1.EventList{} }))),
 	}
 }
 
@@ -140,9 +166,27 @@ func storeIn[T any](field func(*analysis.Cluster) *[]T) func(*analysis.Cluster, 
 	}
 }
 
+// part makes r a second watch of its resource, in namespace when set.
+func part(name, namespace string, r Resource) Resource {
+	r.Part, r.Namespace = name, namespace
+	r.Name += "@" + name
+	return r
+}
+
 func withLabelSelector(s string, r Resource) Resource { r.LabelSelector = s; return r }
 func withFieldSelector(s string, r Resource) Resource { r.FieldSelector = s; return r }
 
 // withOfflineLabelSelector: the bare build pods of 4.16 and 4.17
 // (on-cluster-layering label, no job-name) are read from snapshots.
 func withOfflineLabelSelector(s string, r Resource) Resource { r.OfflineLabelSelector = s; return r }
+
+// namespace is where r is watched, given the MCO namespace: "" for all.
+func (r Resource) namespace(mco string) string {
+	switch {
+	case !r.Namespaced:
+		return ""
+	case r.Namespace != "":
+		return r.Namespace
+	}
+	return mco
+}

@@ -85,10 +85,7 @@ func (s *Source) Run(ctx context.Context) {
 // its availability, so the rest of the exporter can tell "no objects" from
 // "cannot see the objects".
 func (s *Source) listWatch(w *watched) cache.ListerWatcher {
-	ns := ""
-	if w.Namespaced {
-		ns = s.namespace
-	}
+	ns := w.namespace(s.namespace)
 	narrow := func(o metav1.ListOptions) metav1.ListOptions {
 		o.LabelSelector, o.FieldSelector = w.LabelSelector, w.FieldSelector
 		return o
@@ -178,7 +175,7 @@ func meaningful(old, cur any) bool {
 // observe records the outcome of a list or watch and logs state changes
 // once, not on every retry.
 func (s *Source) observe(w *watched, err error) {
-	changed, st := w.status.set(err, w.Name, s.namespace, w.Namespaced)
+	changed, st := w.status.set(err, w.Name, w.namespace(s.namespace))
 	if !changed {
 		return
 	}
@@ -238,7 +235,7 @@ func (s *Source) Cluster(now time.Time) *analysis.Cluster {
 	c := &analysis.Cluster{Namespace: s.namespace, Now: now}
 	for _, w := range s.watched {
 		w.store(c, w.informer.GetStore().List())
-		if w.status.get().Problem == ProblemNotCaptured {
+		if w.Part == "" && w.status.get().Problem == ProblemNotCaptured {
 			if c.NotCaptured == nil {
 				c.NotCaptured = map[string]bool{}
 			}
@@ -260,10 +257,10 @@ func (s *status) get() ResourceStatus {
 	return s.st
 }
 
-func (s *status) set(err error, name, namespace string, namespaced bool) (changed bool, st ResourceStatus) {
+func (s *status) set(err error, name, namespace string) (changed bool, st ResourceStatus) {
 	next := ResourceStatus{Available: err == nil, Seen: true}
 	if err != nil {
-		next.Problem, next.Reason = explain(err, name, namespace, namespaced)
+		next.Problem, next.Reason = explain(err, name, namespace)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

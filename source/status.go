@@ -72,9 +72,11 @@ func (s ResourceStatus) Settled() bool {
 	return s.Problem == ProblemNotServed || s.Problem == ProblemForbidden || s.Problem == ProblemNotCaptured
 }
 
-func explain(err error, name, namespace string, namespaced bool) (Problem, string) {
+// explain names the problem and the fix; namespace is "" for a
+// cluster-wide watch.
+func explain(err error, name, namespace string) (Problem, string) {
 	where := "cluster-wide"
-	if namespaced {
+	if namespace != "" {
 		where = "in namespace " + namespace
 	}
 	var nc *NotCapturedError
