@@ -44,7 +44,9 @@ var phaseConditions = []struct {
 	{mcfgv1.MachineOSBuildPrepared, BuildPrepared},
 }
 
-// Names and labels of the build Job and its pods; see reference §6.
+// Names and labels of the build Job and its pods
+// (openshift/machine-config-operator@7ff337a pkg/controller/build/
+// buildrequest).
 const (
 	buildJobPrefix      = "build-"
 	imageBuildContainer = "image-build"
