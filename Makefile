@@ -1,8 +1,9 @@
 # ocl_exporter: build, run and test with nothing preinstalled but Go; lint
 # also needs Node.js and npm (markdownlint, locked in tools/npm/), the
-# integration suites fetch Debian packages. Tools (promtool, staticcheck)
-# are pinned in tools/go.mod and built into bin/ on first use. `make help`
-# lists the targets.
+# integration suites fetch Debian packages. Tools are pinned as Go tools
+# (promtool in tools/go.mod, golangci-lint in tools/golangci/go.mod, its own
+# module so that its dependencies do not move promtool's) and built into
+# bin/ on first use. `make help` lists the targets.
 
 GO        ?= go
 BIN       := bin
@@ -13,7 +14,9 @@ BRANCH    ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown
 LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Revision=$(REVISION) -X $(PKG).Branch=$(BRANCH) \
              -X $(PKG).BuildUser=ocl_exporter -X $(PKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
 PROMTOOL    := $(BIN)/promtool
-STATICCHECK := $(BIN)/staticcheck
+GOLANGCI    := $(BIN)/golangci-lint
+# Every Go module of the repository, for the go mod tidy check.
+GO_MODULES  := $(dir $(shell git ls-files 'go.mod' '*/go.mod'))
 SNAPSHOT  ?= examples/snapshot
 ARGS      ?=
 
@@ -65,21 +68,21 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
 	done
 
-## lint: gofmt, go vet, staticcheck, markdownlint, the Dockerfile, file sizes.
-lint: $(STATICCHECK) lint-dockerfile lint-markdown lint-size
+## lint: gofmt, go vet, golangci-lint (.golangci.yml: staticcheck and more,
+## every build tag), go mod tidy, markdownlint, the Dockerfile, file sizes.
+lint: $(GOLANGCI) lint-dockerfile lint-markdown lint-size lint-tidy
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(STATICCHECK) ./...
-	$(GO) vet -tags e2e ./test/e2e/
-	$(STATICCHECK) -tags e2e ./test/e2e/
-	$(GO) vet -tags scale ./test/scale/
-	$(STATICCHECK) -tags scale ./test/scale/
-	$(GO) vet -tags browser ./test/browser/
-	$(STATICCHECK) -tags browser ./test/browser/
-	$(GO) vet -tags fleet ./test/fleet/
-	$(STATICCHECK) -tags fleet ./test/fleet/
+	$(GOLANGCI) run ./...
 	cd tools && $(GO) mod verify >/dev/null
+
+## lint-tidy: every module's go.mod and go.sum are what go mod tidy writes.
+.PHONY: lint-tidy
+lint-tidy:
+	@set -e; for m in $(GO_MODULES); do \
+		(cd $$m && $(GO) mod tidy -diff >/dev/null 2>&1) || { echo "$$m: go.mod or go.sum is not tidy; run (cd $$m && go mod tidy)"; exit 1; }; \
+	done
 
 ## lint-size: no tracked file outside testdata/ over 1 MB: a build output
 ## committed by accident (ignore it in .gitignore and .dockerignore).
@@ -88,13 +91,13 @@ lint-size:
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' | awk '$$1 > 1048576 && $$2 !~ /(^|\/)testdata\//'); \
 	if [ -n "$$big" ]; then echo "tracked files over 1 MB outside testdata/ (a build output? git rm --cached it, ignore it):"; echo "$$big"; exit 1; fi
 
-tools: $(PROMTOOL) $(STATICCHECK)
+tools: $(PROMTOOL) $(GOLANGCI)
 
 $(PROMTOOL): tools/go.mod tools/go.sum
 	cd tools && $(GO) build -o ../$(PROMTOOL) github.com/prometheus/prometheus/cmd/promtool
 
-$(STATICCHECK): tools/go.mod tools/go.sum
-	cd tools && $(GO) build -o ../$(STATICCHECK) honnef.co/go/tools/cmd/staticcheck
+$(GOLANGCI): tools/golangci/go.mod tools/golangci/go.sum
+	cd tools/golangci && $(GO) build -o ../../$(GOLANGCI) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 clean:
 	rm -rf $(BIN)

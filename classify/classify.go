@@ -250,7 +250,7 @@ func tail(s string) string {
 // are offsets into s. Error text worth matching is ASCII.
 func asciiLower(s string) string {
 	i := 0
-	for i < len(s) && !('A' <= s[i] && s[i] <= 'Z') {
+	for i < len(s) && (s[i] < 'A' || 'Z' < s[i]) {
 		i++
 	}
 	if i == len(s) {

@@ -248,14 +248,14 @@ func FuzzClassify(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	var real []struct {
+	var realCases []struct {
 		Reason string `json:"reason"`
 		Text   string `json:"text"`
 	}
-	if err := yaml.Unmarshal(b, &real); err != nil {
-		f.Fatalf("testdata/real.yaml: %v", err)
+	if err := yaml.Unmarshal(b, &realCases); err != nil {
+		f.Fatalf("testdata/realCases.yaml: %v", err)
 	}
-	for _, c := range real {
+	for _, c := range realCases {
 		f.Add(string(OriginBuildLog), c.Reason, c.Text)
 		f.Add(string(OriginNodeReason), c.Reason, c.Text)
 	}

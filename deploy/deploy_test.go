@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -405,7 +406,7 @@ func TestScrapeConfigurationFitsTogether(t *testing.T) {
 	}
 	port := c.Ports[0]
 	_, listenPort, err := net.SplitHostPort(f["web.listen-address"])
-	if err != nil || listenPort != fmt.Sprint(port.ContainerPort) {
+	if err != nil || listenPort != strconv.Itoa(int(port.ContainerPort)) {
 		t.Errorf("--web.listen-address=%q does not listen on containerPort %d", f["web.listen-address"], port.ContainerPort)
 	}
 
@@ -445,7 +446,7 @@ func TestScrapeConfigurationFitsTogether(t *testing.T) {
 	if ep.TLSConfig != nil && ep.TLSConfig.InsecureSkipVerify != nil && *ep.TLSConfig.InsecureSkipVerify {
 		t.Error("insecureSkipVerify")
 	}
-	//lint:ignore SA1019 the platform Prometheus reads its own token file; OpenShift's components scrape this way.
+	//nolint:staticcheck // SA1019: the platform Prometheus reads its own token file; OpenShift's components scrape this way.
 	if ep.BearerTokenFile == "" || ep.TLSConfig == nil || ep.TLSConfig.CAFile != "/etc/prometheus/configmaps/serving-certs-ca-bundle/service-ca.crt" {
 		t.Errorf("the platform Prometheus authenticates with its token file and checks the service CA bundle: %+v", ep)
 	}
@@ -600,7 +601,7 @@ func TestUserWorkloadOverlay(t *testing.T) {
 	}
 
 	ep := b.serviceMonitors[0].Spec.Endpoints[0]
-	//lint:ignore SA1019 checking that the deprecated field is unset.
+	//nolint:staticcheck // SA1019: checking that the deprecated field is unset.
 	if ep.BearerTokenFile != "" || ep.TLSConfig == nil || ep.TLSConfig.CAFile != "" {
 		t.Errorf("user-workload monitoring rejects ServiceMonitors that read files: %+v", ep)
 	}

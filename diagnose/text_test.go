@@ -2,10 +2,10 @@ package diagnose
 
 import (
 	"bytes"
-
-	"github.com/google/go-cmp/cmp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestUseColor(t *testing.T) {

@@ -403,10 +403,10 @@ func conditionStatus(s string) bool {
 }
 
 // conditions checks metav1.Condition lists: every required field set, types
-// unique (listType=map), and at most max items when max > 0.
-func conditions(errf func(string, ...any), cs []metav1.Condition, max int) {
-	if max > 0 && len(cs) > max {
-		errf("status.conditions: at most %d items", max)
+// unique (listType=map), and at most limit items when limit > 0.
+func conditions(errf func(string, ...any), cs []metav1.Condition, limit int) {
+	if limit > 0 && len(cs) > limit {
+		errf("status.conditions: at most %d items", limit)
 	}
 	seen := map[string]bool{}
 	for _, c := range cs {

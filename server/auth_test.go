@@ -306,7 +306,7 @@ func TestKubernetesAuthSharesConcurrentReviews(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req := httptest.NewRequest("GET", "/metrics", nil)
+			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 			req.Header.Set("Authorization", "Bearer prometheus-token")
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)

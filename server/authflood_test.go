@@ -188,7 +188,7 @@ func TestInvalidTokensAreRefusedBriefly(t *testing.T) {
 	}
 	h := a.Wrap(http.NotFoundHandler())
 	do := func() {
-		req := httptest.NewRequest("GET", "/metrics", nil)
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		req.Header.Set("Authorization", "Bearer made-up")
 		h.ServeHTTP(httptest.NewRecorder(), req)
 	}

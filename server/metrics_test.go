@@ -30,7 +30,7 @@ func newMetricsHandler(t *testing.T, maxRequests int, extra ...prometheus.Collec
 	return metricsHandler(Config{Registry: reg, Rendered: text(rendered), Logger: slog.New(slog.DiscardHandler), MaxRequests: maxRequests})
 }
 
-func scrapeBody(t *testing.T, h http.Handler, acceptEncoding string) (*http.Response, string) {
+func scrapeBody(t *testing.T, h http.Handler, acceptEncoding string) (http.Header, string) {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	if acceptEncoding != "" {
@@ -39,6 +39,7 @@ func scrapeBody(t *testing.T, h http.Handler, acceptEncoding string) (*http.Resp
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	resp := rec.Result()
+	defer resp.Body.Close()
 	body := io.Reader(resp.Body)
 	if resp.Header.Get("Content-Encoding") == "gzip" {
 		gz, err := gzip.NewReader(resp.Body)
@@ -51,17 +52,17 @@ func scrapeBody(t *testing.T, h http.Handler, acceptEncoding string) (*http.Resp
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp, string(b)
+	return resp.Header, string(b)
 }
 
 func TestMetricsServeTheRegistryThenTheRender(t *testing.T) {
 	for _, enc := range []string{"", "gzip", "deflate, gzip;q=1.0, *;q=0.5"} {
-		resp, body := scrapeBody(t, newMetricsHandler(t, 0), enc)
-		if got := resp.Header.Get("Content-Type"); !strings.HasPrefix(got, "text/plain; version=0.0.4") {
+		header, body := scrapeBody(t, newMetricsHandler(t, 0), enc)
+		if got := header.Get("Content-Type"); !strings.HasPrefix(got, "text/plain; version=0.0.4") {
 			t.Errorf("%q: Content-Type %q", enc, got)
 		}
-		if wantGzip := enc != ""; (resp.Header.Get("Content-Encoding") == "gzip") != wantGzip {
-			t.Errorf("%q: Content-Encoding %q", enc, resp.Header.Get("Content-Encoding"))
+		if wantGzip := enc != ""; (header.Get("Content-Encoding") == "gzip") != wantGzip {
+			t.Errorf("%q: Content-Encoding %q", enc, header.Get("Content-Encoding"))
 		}
 		if !strings.Contains(body, "ocl_exporter_up 0\n") || !strings.HasSuffix(body, rendered) {
 			t.Errorf("%q: body\n%s", enc, body)
@@ -70,8 +71,8 @@ func TestMetricsServeTheRegistryThenTheRender(t *testing.T) {
 }
 
 func TestMetricsRefusedGzipIsPlain(t *testing.T) {
-	resp, _ := scrapeBody(t, newMetricsHandler(t, 0), "gzip;q=0, identity")
-	if resp.Header.Get("Content-Encoding") != "" {
+	header, _ := scrapeBody(t, newMetricsHandler(t, 0), "gzip;q=0, identity")
+	if header.Get("Content-Encoding") != "" {
 		t.Error("gzip;q=0 must not be compressed")
 	}
 }

@@ -267,7 +267,10 @@ func TestListsOneAtATimeAndTrimmed(t *testing.T) {
 	c := faulty{Backend: clientsFor(t, fstest.MapFS{"node.yaml": {Data: []byte(node)}, "mosc.yaml": {Data: []byte(mosc)}}), list: func(Resource) error {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		for m := most.Load(); n > m; m = most.Load() {
+			if most.CompareAndSwap(m, n) {
+				break
+			}
 		}
 		time.Sleep(5 * time.Millisecond)
 		return nil

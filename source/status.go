@@ -11,15 +11,16 @@ import (
 type Problem string
 
 const (
+	// ProblemNone means the resource is readable.
 	ProblemNone Problem = ""
-	// ProblemNotServed: the API server does not serve the resource, e.g. a
-	// cluster without On-Cluster Layering's CRDs or an older release.
+	// ProblemNotServed means the API server does not serve the resource,
+	// e.g. a cluster without On-Cluster Layering's CRDs or an older release.
 	ProblemNotServed Problem = "not_served"
-	// ProblemForbidden: the exporter's identity may not list or watch it.
+	// ProblemForbidden means the exporter's identity may not list or watch it.
 	ProblemForbidden Problem = "forbidden"
-	// ProblemUnreachable: anything else, usually the API server being away.
+	// ProblemUnreachable is anything else, usually the API server being away.
 	ProblemUnreachable Problem = "error"
-	// ProblemNotCaptured: offline, the snapshot holds no object, List or
+	// ProblemNotCaptured means, offline, the snapshot holds no object, List or
 	// capture record of the resource's kind, or its capture recorded that
 	// the resource could not be read. Nothing can be concluded from it: it
 	// is unknown, not empty.

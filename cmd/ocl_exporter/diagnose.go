@@ -88,7 +88,6 @@ func addCommands(app *kingpin.Application, o *toolOptions) {
 		Short('o').Default("-").StringVar(&o.captureOut)
 	c.Flag("force", "Replace an existing --output file, or a non-empty --output directory holding only snapshot files (.yaml, .yml, .json).").BoolVar(&o.force)
 	c.Flag("sync-timeout", "How long to wait for the first list of every resource.").Default("60s").DurationVar(&o.syncTimeout)
-
 }
 
 // exitCode is an exit status other than 1, with the error to print if any.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -41,7 +42,11 @@ const name = "ocl_exporter"
 // allocation list has filled, and below the NodePort range (30000-32767).
 const defaultAddress = ":29100"
 
-func main() {
+func main() { os.Exit(status()) }
+
+// status runs the command line and returns the process's exit status, so
+// that its deferred calls run before os.Exit.
+func status() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
@@ -49,8 +54,9 @@ func main() {
 		if ec := (exitCode{}); !errors.As(err, &ec) || ec.err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		}
-		os.Exit(exitStatus(err))
+		return exitStatus(err)
 	}
+	return 0
 }
 
 type options struct {
@@ -88,7 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.Flag("web.max-requests", "Maximum number of parallel scrape requests; 0 disables the limit.").Default("40").IntVar(&o.maxRequests)
 	app.Flag("web.max-connections", "Maximum number of open connections per listen address; past it new ones wait until one closes. 0 disables the cap.").Default("512").IntVar(&o.maxConnections)
 	app.Flag("collector.build-history", "MachineOSBuilds exported per MachineOSConfig besides the current one (the MCO never prunes successful builds).").
-		Default(fmt.Sprint(collector.DefaultOptions.BuildHistory)).IntVar(&o.collector.BuildHistory)
+		Default(strconv.Itoa(collector.DefaultOptions.BuildHistory)).IntVar(&o.collector.BuildHistory)
 	app.Flag("auth.kubernetes", "Require a Kubernetes bearer token on every path but /healthz and /readyz: a TokenReview authenticates it and a SubjectAccessReview checks the HTTP verb on the path as a nonResourceURL (get /metrics), like kube-rbac-proxy. Needs a cluster: not with --snapshot or --example.").
 		BoolVar(&o.authKubernetes)
 	app.Flag("auth.kubernetes.cache-ttl", "How long an --auth.kubernetes decision is reused for the same token, verb and path.").

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -65,11 +66,14 @@ var (
 // and writes their for: 0s copies into dir/rules.
 func prepareRules(dir string) error {
 	files, err := filepath.Glob(filepath.Join(repoRoot, "alerts", "*rules.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no alerts/*rules.yaml: %v", err)
+	if err != nil {
+		return fmt.Errorf("alerts/*rules.yaml: %w", err)
+	}
+	if len(files) == 0 {
+		return errors.New("no alerts/*rules.yaml")
 	}
 	if out, err := exec.Command(tools["E2E_PROMTOOL"], append([]string{"check", "rules"}, files...)...).CombinedOutput(); err != nil {
-		return fmt.Errorf("promtool check rules (Prometheus 2.42) refuses alerts/: %v\n%s", err, out)
+		return fmt.Errorf("promtool check rules (Prometheus 2.42) refuses alerts/: %w\n%s", err, out)
 	}
 	alertRules = map[string]rule{}
 	rulesDir = filepath.Join(dir, "rules")

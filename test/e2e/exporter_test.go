@@ -28,7 +28,7 @@ func buildExporter(dir string) (string, error) {
 	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/ocl_exporter: %v\n%s", err, out)
+		return "", fmt.Errorf("go build ./cmd/ocl_exporter: %w\n%s", err, out)
 	}
 	return bin, nil
 }

@@ -26,12 +26,12 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/test/lifecycle"
 )
 
-// A lifecycle minute lasts replayMinute here: the rules' for and the
+// A lifecycle minute lasts replayTick here: the rules' for and the
 // Alertmanager fragment's timers are divided by timeScale, so what pages
 // after ten minutes pages after five seconds.
 const (
-	replayMinute = 500 * time.Millisecond
-	timeScale    = time.Minute / replayMinute
+	replayTick = 500 * time.Millisecond // one replayed minute
+	timeScale  = time.Minute / replayTick
 	// Lifecycles longer than this, or with the exporter down, are replayed
 	// by promtool only (alerts/tests/lifecycle-*.yaml): the suite must stay
 	// within minutes.
@@ -42,7 +42,7 @@ const (
 	// a MachineOSBuild after another waits up to a second for the next
 	// creationTimestamp (applyAll); the replay logs each lifecycle's
 	// slowest stage.
-	applyMargin = 4 * replayMinute
+	applyMargin = 4 * replayTick
 )
 
 // TestLifecycleNotifications replays the lifecycles of testdata/lifecycles
@@ -130,7 +130,7 @@ func replay(t *testing.T, l *lifecycle.Lifecycle, states []lifecycle.State) (tim
 	t.Cleanup(func() { _ = env.kube.removeAll(context.Background(), prev) })
 	for i, st := range states {
 		if i > 0 {
-			time.Sleep(time.Until(applied.Add(time.Duration(st.At-states[i-1].At) * replayMinute)))
+			time.Sleep(time.Until(applied.Add(time.Duration(st.At-states[i-1].At) * replayTick)))
 		}
 		start := time.Now()
 		if err := env.kube.change(t.Context(), prev, st.Objects); err != nil {
@@ -146,11 +146,11 @@ func replay(t *testing.T, l *lifecycle.Lifecycle, states []lifecycle.State) (tim
 		slowest = max(slowest, took)
 		if took > applyMargin {
 			t.Fatalf("too slow to replay: minute %d (%s) took %s to apply, over the margin of %s (%g lifecycle minutes); the alerts' for: windows would no longer match the lifecycle's; rerun on a less loaded machine",
-				st.At, st.Note, took.Round(time.Millisecond), applyMargin, float64(applyMargin)/float64(replayMinute))
+				st.At, st.Note, took.Round(time.Millisecond), applyMargin, float64(applyMargin)/float64(replayTick))
 		}
 	}
 	t.Logf("the slowest stage took %s to apply (margin %s)", slowest.Round(time.Millisecond), applyMargin)
-	time.Sleep(time.Until(applied.Add(time.Duration(l.End+1-states[len(states)-1].At) * replayMinute)))
+	time.Sleep(time.Until(applied.Add(time.Duration(l.End+1-states[len(states)-1].At) * replayTick)))
 	return begin, prev
 }
 
@@ -236,7 +236,7 @@ func startPaging(t *testing.T, target string) *paging {
 	// One scrape per lifecycle minute, as the promtool replays assume, and
 	// the whole of it to answer: a scrape that times out on a busy machine
 	// marks every series stale and restarts every for.
-	interval := replayMinute / 2
+	interval := replayTick / 2
 	promConfig := fmt.Sprintf(`global:
   scrape_interval: %s
   scrape_timeout: %s
@@ -248,7 +248,7 @@ alerting:
 scrape_configs:
   - job_name: ocl-exporter
     static_configs: [{targets: [%q]}]
-`, model.Duration(replayMinute), model.Duration(replayMinute), model.Duration(interval), filepath.Join(rulesDir, "*.yaml"), amAddr, target)
+`, model.Duration(replayTick), model.Duration(replayTick), model.Duration(interval), filepath.Join(rulesDir, "*.yaml"), amAddr, target)
 	writeFile(t, filepath.Join(dir, "prometheus.yml"), []byte(promConfig))
 	promAddr, err := cluster.FreeAddress()
 	if err != nil {
@@ -294,7 +294,7 @@ func (p *paging) checkScrapes(t *testing.T, begin time.Time) {
 		t.Fatalf("too slow to replay: Prometheus has no scrape of the exporter over the replay (%s)", q)
 	}
 	if failed, _ := body.Data.Result[0].Value[1].(string); failed != "0" {
-		t.Fatalf("too slow to replay: %s of the exporter's scrapes failed or timed out (timeout %s, one lifecycle minute); each marks every series stale and restarts every for:, so the pages would not be the lifecycle's; rerun on a less loaded machine", failed, replayMinute)
+		t.Fatalf("too slow to replay: %s of the exporter's scrapes failed or timed out (timeout %s, one lifecycle minute); each marks every series stale and restarts every for:, so the pages would not be the lifecycle's; rerun on a less loaded machine", failed, replayTick)
 	}
 }
 
@@ -442,7 +442,7 @@ func checkNotifications(t *testing.T, l *lifecycle.Lifecycle, p *paging, begin t
 			}
 			status[k] = a.Status
 		}
-		fmt.Fprintf(&log, "  minute %.1f %s %s %s\n", float64(n.at.Sub(begin))/float64(replayMinute), n.Receiver, n.Status, n.GroupKey)
+		fmt.Fprintf(&log, "  minute %.1f %s %s %s\n", float64(n.at.Sub(begin))/float64(replayTick), n.Receiver, n.Status, n.GroupKey)
 		for _, a := range n.Alerts {
 			fmt.Fprintf(&log, "    %s %s\n", a.Status, seriesKey("ALERTS", a.Labels))
 			if a.Status != "firing" {

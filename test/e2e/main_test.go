@@ -55,7 +55,7 @@ func setUpAndRun(m *testing.M) (code int, err error) {
 	for _, name := range []string{"E2E_ETCD", "E2E_KUBE_APISERVER", "E2E_PROMETHEUS", "E2E_PROMTOOL", "E2E_ALERTMANAGER", "E2E_PROMETHEUS_OPERATOR", "E2E_OPERATOR_PROMETHEUS"} {
 		tools[name] = os.Getenv(name)
 		if _, err := os.Stat(tools[name]); err != nil {
-			return 1, fmt.Errorf("$%s=%q: %v; run the suite with make e2e, which builds and sets it", name, tools[name], err)
+			return 1, fmt.Errorf("$%s=%q: %w; run the suite with make e2e, which builds and sets it", name, tools[name], err)
 		}
 	}
 	if env.dir, err = os.MkdirTemp("", "ocl-exporter-e2e-"); err != nil {

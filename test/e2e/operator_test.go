@@ -78,8 +78,11 @@ func moduleDir(dir, mod string) (string, error) {
 		return "", fmt.Errorf("go mod download %s in %s: %w", mod, dir, err)
 	}
 	var m struct{ Dir, Error string }
-	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
-		return "", fmt.Errorf("go mod download %s: no directory (%v %s)", mod, err, m.Error)
+	if err := json.Unmarshal(out, &m); err != nil {
+		return "", fmt.Errorf("go mod download %s: %w", mod, err)
+	}
+	if m.Dir == "" {
+		return "", fmt.Errorf("go mod download %s: no directory (%s)", mod, m.Error)
 	}
 	return m.Dir, nil
 }
@@ -93,8 +96,11 @@ func installMonitoringCRDs(ctx context.Context) error {
 		return err
 	}
 	files, err := filepath.Glob(filepath.Join(dir, operatorCRDSubdir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no CRDs in %s: %v", filepath.Join(dir, operatorCRDSubdir), err)
+	if err != nil {
+		return fmt.Errorf("CRDs in %s: %w", filepath.Join(dir, operatorCRDSubdir), err)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no CRDs in %s", filepath.Join(dir, operatorCRDSubdir))
 	}
 	for _, f := range files {
 		objs, err := cluster.LoadFile(f)
@@ -397,7 +403,7 @@ func platformPrometheus(t *testing.T, serviceCA *cluster.CA) {
 			}}},
 	}
 	for _, u := range objs {
-		if err := env.kube.Create(ctx, u); err != nil && !(u.GetKind() == "Namespace" && apierrors.IsAlreadyExists(err)) {
+		if err := env.kube.Create(ctx, u); err != nil && (u.GetKind() != "Namespace" || !apierrors.IsAlreadyExists(err)) {
 			t.Fatalf("%s %s: %v", u.GetKind(), objectName(u), err)
 		}
 		if u.GetKind() != "Namespace" { // no namespace controller would finalize it

@@ -63,7 +63,7 @@ func setUpAndRun(m *testing.M) (code int, err error) {
 	for _, name := range []string{"E2E_THANOS", "E2E_PROMETHEUS"} {
 		tools[name] = os.Getenv(name)
 		if _, err := os.Stat(tools[name]); err != nil {
-			return 1, fmt.Errorf("$%s=%q: %v; run the suite with make e2e-fleet, which builds and sets it", name, tools[name], err)
+			return 1, fmt.Errorf("$%s=%q: %w; run the suite with make e2e-fleet, which builds and sets it", name, tools[name], err)
 		}
 	}
 	if fleet.dir, err = os.MkdirTemp("", "ocl-exporter-fleet-"); err != nil {
@@ -83,7 +83,7 @@ func setUpAndRun(m *testing.M) (code int, err error) {
 	build.Dir = repoRoot
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("go build ./cmd/ocl_exporter: %v\n%s", err, out)
+		return 1, fmt.Errorf("go build ./cmd/ocl_exporter: %w\n%s", err, out)
 	}
 	rules, err := filepath.Abs(filepath.Join(repoRoot, "alerts"))
 	if err != nil {
@@ -183,12 +183,13 @@ func startQuery() error {
 	if err != nil {
 		return err
 	}
-	endpoints := "endpoints:\n"
+	var endpoints strings.Builder
+	endpoints.WriteString("endpoints:\n")
 	for _, c := range fleet.members {
-		endpoints += "  - address: " + c.grpcAddr + "\n"
+		endpoints.WriteString("  - address: " + c.grpcAddr + "\n")
 	}
 	fleet.query, err = cluster.StartProc(fleet.dir, "thanos-query", tools["E2E_THANOS"], "query",
-		"--http-address", "127.0.0.1:"+addrs[0], "--grpc-address", "127.0.0.1:"+addrs[1], "--endpoint.sd-config", endpoints)
+		"--http-address", "127.0.0.1:"+addrs[0], "--grpc-address", "127.0.0.1:"+addrs[1], "--endpoint.sd-config", endpoints.String())
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ type Patch struct {
 	Conditions []map[string]any `json:"conditions,omitempty"`
 }
 
-// Expectation: at each minute of At, and of every minute from During[0]
+// Expectation says that at each minute of At, and of every minute from During[0]
 // to During[1] inclusive, exactly the alerts of Firing fire. An alert is
 // written as a PromQL selector of its name and identifying labels, e.g.
 // OCLNodeUpdateFailing{node="n1", pool="infra", class="image_not_found"};

@@ -96,7 +96,7 @@ func complete(ctx context.Context, p *cluster.Proc, url string, want map[string]
 		case <-p.Done():
 			return fmt.Errorf("%s exited:\n%s", p.Name, p.Tail(40))
 		case <-ctx.Done():
-			return fmt.Errorf("%s incomplete after 5 minutes: have %v, want %v (last error %v)", p.Name, got, want, err)
+			return fmt.Errorf("%s incomplete after 5 minutes: have %v, want %v (last error: %s)", p.Name, got, want, fmt.Sprint(err))
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

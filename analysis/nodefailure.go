@@ -1,0 +1,126 @@
+package analysis
+
+// Why a node's update fails, read from every place the MCO writes it.
+
+import (
+	"strconv"
+	"strings"
+
+	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ocl-exporter/ocl_exporter/classify"
+)
+
+// nodeFailure returns why the node's update fails, or nil when it does not:
+// the MCD marked the node Degraded or Unreconcilable, or its
+// MachineConfigNode says NodeDegraded, a failed image pull or a drain that
+// keeps failing. A drain blocked by a PodDisruptionBudget is thus one
+// drain_failed failure from the drain controller's first report to the
+// MCD's Degraded an hour later, not a stuck node first. The cause is
+// read from every place the MCO writes it, most detailed first: the node's
+// reason annotation (the full error, up to 2000 bytes), the
+// MachineConfigNode conditions, and what the pool's NodeDegraded message
+// quotes of the node. The most specific class wins.
+func nodeFailure(n *metav1.PartialObjectMetadata, state string, conds []metav1.Condition, ps *poolState) *NodeFailure {
+	degraded := FindCondition(conds, string(mcfgv1.MachineConfigNodeNodeDegraded))
+	pulled := FindCondition(conds, string(mcfgv1.MachineConfigNodeImagePulledFromRegistry))
+	drained := FindCondition(conds, string(mcfgv1.MachineConfigNodeUpdateDrained))
+	mcnDegraded := degraded != nil && degraded.Status == metav1.ConditionTrue
+	pullFailed := pulled != nil && pulled.Status == metav1.ConditionFalse && strings.HasPrefix(pulled.Message, msgPullFailed)
+	drainFailing := drained != nil && drained.Status == metav1.ConditionUnknown && strings.HasPrefix(drained.Message, msgDrainFailing)
+	if state != MCDStateDegraded && state != MCDStateUnreconcilable && !mcnDegraded && !pullFailed && !drainFailing {
+		return nil
+	}
+
+	var best classify.Result
+	found := false
+	consider := func(m classify.Message) {
+		if strings.TrimSpace(m.Text) == "" {
+			return
+		}
+		r := classify.Classify(m)
+		if !found || specificity(r.Class) > specificity(best.Class) {
+			best, found = r, true
+		}
+	}
+	consider(classify.Message{Origin: classify.OriginNodeReason, Text: n.Annotations[NodeAnnotationReason]})
+	if mcnDegraded {
+		consider(mcnMessage(degraded))
+	}
+	if pullFailed {
+		consider(mcnMessage(pulled))
+	}
+	if drainFailing {
+		consider(mcnMessage(drained))
+	}
+	if applied := FindCondition(conds, string(mcfgv1.MachineConfigNodeUpdateOS)); applied != nil &&
+		applied.Status != metav1.ConditionTrue && applied.Reason != reasonNotYetOccurred {
+		consider(mcnMessage(applied))
+	}
+	for _, text := range ps.nodeReports(n.Name) {
+		consider(classify.Message{Origin: classify.OriginPoolCondition, Text: text})
+	}
+
+	if !found {
+		best.Class = classify.Unknown
+	}
+	if best.Class == classify.Unknown && state == MCDStateUnreconcilable {
+		// The MCD only says Unreconcilable for a MachineConfig change it
+		// cannot apply in place, whatever the wording.
+		best.Class = classify.Unreconcilable
+	}
+	return &NodeFailure{Class: best.Class, Excerpt: best.Excerpt}
+}
+
+func mcnMessage(c *metav1.Condition) classify.Message {
+	return classify.Message{Origin: classify.OriginMCNCondition, Reason: c.Reason, Text: c.Message}
+}
+
+// specificity ranks classes: any named cause beats os_update_timeout (the
+// MCD's "after retries" wrapper around the cause), which beats unknown.
+func specificity(c classify.Class) int {
+	switch c {
+	case classify.Unknown:
+		return 0
+	case classify.OSUpdateTimeout:
+		return 1
+	}
+	return 2
+}
+
+// Parts of the pool's NodeDegraded message, a ", "-joined list of
+// `Node %s is reporting: %q` (openshift/machine-config-operator@7ff337a
+// pkg/controller/node/status.go calculateStatus).
+const (
+	reportNode = "Node "
+	reportSays = " is reporting: "
+)
+
+// parseNodeReports splits a pool NodeDegraded message into the messages
+// each node reported. A node can be listed more than once (its
+// MachineConfigNode message and its reason annotation).
+func parseNodeReports(msg string) map[string][]string {
+	out := map[string][]string{}
+	for {
+		i := strings.Index(msg, reportNode)
+		if i < 0 {
+			return out
+		}
+		msg = msg[i+len(reportNode):]
+		j := strings.Index(msg, reportSays)
+		if j < 0 {
+			return out
+		}
+		name, rest := msg[:j], msg[j+len(reportSays):]
+		quoted, err := strconv.QuotedPrefix(rest)
+		if err != nil || strings.ContainsAny(name, " \t\n") {
+			msg = rest // not an entry, or cut short: look for the next one
+			continue
+		}
+		if text, err := strconv.Unquote(quoted); err == nil {
+			out[name] = append(out[name], text)
+		}
+		msg = rest[len(quoted):]
+	}
+}
