@@ -1,0 +1,170 @@
+# The integration suites' servers and targets (make e2e, e2e-soak,
+# e2e-fleet, bench-scale, bench-status, test-browser): built or extracted
+# once into $(E2E_CACHE), outside the repository and keyed by version.
+# Included by the Makefile; run the targets from the repository root.
+
+## e2e: the integration suite (test/e2e/, CONTRIBUTING.md "Integration tests") on a
+## real etcd, kube-apiserver, Prometheus and Alertmanager on loopback. The
+## servers are built or extracted once into $(E2E_CACHE), outside the
+## repository and keyed by version: kube-apiserver from hack/kube-apiserver
+## (about 8 minutes on 2 cores), the Prometheus Operator from
+## hack/prometheus-operator (its CRDs come from the same module version in
+## the Go module cache) and the Prometheus v3 it configures from
+## hack/prometheus, Alertmanager from its Go module (Debian's reads its
+## templates from /usr/share), etcd and Prometheus from Debian packages
+## (seconds).
+KUBE_VERSION  := v1.34.3
+AM_VERSION    := v0.28.1
+E2E_CACHE     ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ocl_exporter
+# -stamped: built with its version in /version (the Prometheus Operator
+# decides from it whether EndpointSlices exist), unlike earlier caches.
+E2E_APISERVER := $(E2E_CACHE)/kube-apiserver-$(KUBE_VERSION)-stamped
+KUBE_LDFLAGS  := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+                 -X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+                 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+                 -X k8s.io/component-base/version.gitTreeState=clean
+E2E_AM        := $(E2E_CACHE)/alertmanager-$(AM_VERSION)/alertmanager
+E2E_DEBIAN    := $(E2E_CACHE)/debian-bookworm
+E2E_ETCD      := $(E2E_DEBIAN)/etcd-server/usr/bin/etcd
+E2E_PROM      := $(E2E_DEBIAN)/prometheus/usr/bin/prometheus
+PO_MODULE     := github.com/prometheus-operator/prometheus-operator
+PO_VERSION    := $(shell awk '{ for (i = 1; i < NF; i++) if ($$i == "$(PO_MODULE)") print $$(i+1) }' hack/prometheus-operator/go.mod)
+E2E_PO        := $(E2E_CACHE)/prometheus-operator-$(PO_VERSION)
+# The Prometheus the operator's configuration runs on (hack/prometheus):
+# Debian's is built without Kubernetes service discovery. The version the
+# operator defaults to.
+PROMK8S_VERSION := $(shell awk '{ for (i = 1; i < NF; i++) if ($$i == "github.com/prometheus/prometheus") print $$(i+1) }' hack/prometheus/go.mod)
+# Its release, stamped into --version (the module's v0.MMM.P is 3.MM.P).
+PROMK8S_RELEASE := 3.5.0
+E2E_PROMK8S   := $(E2E_CACHE)/prometheus-$(PROMK8S_VERSION)
+
+# E2E_ARGS: more go test flags, e.g. E2E_ARGS='-v -run TestScenarios'.
+E2E_ARGS      ?=
+.PHONY: e2e e2e-tools
+e2e: e2e-tools
+	E2E_KUBE_APISERVER=$(E2E_APISERVER) E2E_ETCD=$(E2E_ETCD) E2E_PROMETHEUS=$(E2E_PROM) \
+	E2E_PROMTOOL=$(dir $(E2E_PROM))promtool E2E_ALERTMANAGER=$(E2E_AM) E2E_PROMETHEUS_OPERATOR=$(E2E_PO) \
+	E2E_OPERATOR_PROMETHEUS=$(E2E_PROMK8S) \
+		$(GO) test -tags e2e -count=1 -timeout 40m $(E2E_ARGS) ./test/e2e/
+
+## e2e-soak: the e2e suite SOAK_RUNS times in a row beside SOAK_BURN
+## busy loops (a loaded CI machine), stopping at the first failure; how
+## issue 22's race was hunted. Each run's log: bin/e2e-soak-N.log.
+SOAK_RUNS ?= 3
+SOAK_BURN ?= 2
+.PHONY: e2e-soak
+e2e-soak: e2e-tools
+	@mkdir -p $(BIN); pids=; \
+	for i in $$(seq $(SOAK_BURN)); do sh -c 'while :; do :; done' & pids="$$pids $$!"; done; \
+	status=0; for n in $$(seq $(SOAK_RUNS)); do \
+		start=$$(date +%s); \
+		if $(MAKE) --no-print-directory e2e > $(BIN)/e2e-soak-$$n.log 2>&1; then \
+			echo "e2e-soak: run $$n of $(SOAK_RUNS) passed in $$(( $$(date +%s) - start )) s"; \
+		else echo "e2e-soak: run $$n of $(SOAK_RUNS) FAILED, see $(BIN)/e2e-soak-$$n.log"; status=1; break; fi; \
+	done; kill $$pids; exit $$status
+
+e2e-tools: $(E2E_APISERVER) $(E2E_AM) $(E2E_ETCD) $(E2E_PROM) $(E2E_PO) $(E2E_PROMK8S)
+
+$(E2E_APISERVER):
+	mkdir -p $(E2E_CACHE)
+	cd hack/kube-apiserver && nice -n 19 $(GO) build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver
+	mv $@.tmp $@
+
+$(E2E_PO):
+	mkdir -p $(E2E_CACHE)
+	cd hack/prometheus-operator && nice -n 19 $(GO) build -trimpath -o $@.tmp $(PO_MODULE)/cmd/operator
+	mv $@.tmp $@
+
+$(E2E_PROMK8S):
+	mkdir -p $(E2E_CACHE)
+	cd hack/prometheus && nice -n 19 $(GO) build -trimpath -o $@.tmp \
+		-ldflags '-X github.com/prometheus/common/version.Version=$(PROMK8S_RELEASE)' github.com/prometheus/prometheus/cmd/prometheus
+	mv $@.tmp $@
+
+$(E2E_AM):
+	GOBIN=$(dir $@) $(GO) install -trimpath github.com/prometheus/alertmanager/cmd/alertmanager@$(AM_VERSION)
+
+# Debian packages, extracted (dpkg -x) rather than installed: no system
+# service, nothing written outside $(E2E_CACHE).
+$(E2E_DEBIAN)/%/.extracted:
+	@if [ ! -f $(E2E_DEBIAN)/.apt-updated ]; then apt-get update -qq && mkdir -p $(E2E_DEBIAN) && touch $(E2E_DEBIAN)/.apt-updated; fi
+	rm -rf $(E2E_DEBIAN)/$* $(E2E_DEBIAN)/$*.download && mkdir -p $(E2E_DEBIAN)/$*.download
+	cd $(E2E_DEBIAN)/$*.download && apt-get download -q $* && dpkg -x $*_*.deb ../$*
+	rm -rf $(E2E_DEBIAN)/$*.download
+	touch $@
+
+$(E2E_ETCD): $(E2E_DEBIAN)/etcd-server/.extracted
+$(E2E_PROM): $(E2E_DEBIAN)/prometheus/.extracted
+
+## e2e-fleet: the fleet test (test/fleet/, CONTRIBUTING.md "Integration tests"): two
+## exporters on two snapshots act as two clusters, each scraped by a
+## Prometheus with external_labels {cluster: ...} and a Thanos sidecar, and
+## Thanos Query federates both; every dashboard and docs/queries.md query
+## must give each cluster's own answer through it. Thanos is built once
+## from hack/thanos (its version is the one hack/thanos/go.mod pins) into
+## $(E2E_CACHE), with the slicelabels tag Thanos' own build uses (its
+## label casts corrupt memory with Prometheus' default labels layout).
+THANOS_VERSION := $(shell awk '$$1 == "github.com/thanos-io/thanos" { print $$2 }' hack/thanos/go.mod)
+E2E_THANOS     := $(E2E_CACHE)/thanos-$(THANOS_VERSION)
+
+.PHONY: e2e-fleet
+e2e-fleet: $(E2E_THANOS) $(E2E_PROM)
+	E2E_THANOS=$(E2E_THANOS) E2E_PROMETHEUS=$(E2E_PROM) \
+		$(GO) test -tags fleet -count=1 -v -timeout 20m ./test/fleet/
+
+$(E2E_THANOS):
+	mkdir -p $(E2E_CACHE)
+	cd hack/thanos && nice -n 19 $(GO) build -trimpath -tags slicelabels -o $@.tmp github.com/thanos-io/thanos/cmd/thanos
+	mv $@.tmp $@
+
+## bench-scale: ocl_exporter and kube-state-metrics side by side on a real
+## etcd and kube-apiserver holding a synthetic cluster of each size in SIZES
+## (test/scale/, docs/performance.md), into SCALE_RESULTS; then
+## `go test ./test/scale/ -run TestPlotCurrent -update` redraws the plot and
+## table from it. kube-state-metrics is built from hack/kube-state-metrics
+## into $(E2E_CACHE) once (about 10 minutes on 2 cores).
+KSM_VERSION   := v2.15.0
+E2E_KSM       := $(E2E_CACHE)/kube-state-metrics-$(KSM_VERSION)
+SIZES         ?= 100,500,2000
+SCALE_SCRAPES ?= 200
+SCALE_RESULTS ?= test/scale/testdata/results.json
+
+.PHONY: bench-scale
+bench-scale: $(E2E_APISERVER) $(E2E_ETCD) $(E2E_KSM)
+	SCALE_ETCD=$(E2E_ETCD) SCALE_KUBE_APISERVER=$(E2E_APISERVER) SCALE_KSM=$(E2E_KSM) \
+	SCALE_SIZES=$(SIZES) SCALE_SCRAPES=$(SCALE_SCRAPES) SCALE_RESULTS=$(if $(SCALE_RESULTS),$(abspath $(SCALE_RESULTS))) \
+		$(GO) test -tags scale -count=1 -run TestScale -v -timeout 60m ./test/scale/
+
+$(E2E_KSM):
+	mkdir -p $(E2E_CACHE)
+	cd hack/kube-state-metrics && nice -n 19 $(GO) build -trimpath -o $@.tmp k8s.io/kube-state-metrics/v2
+	mv $@.tmp $@
+
+## bench-status: the scrape's latency while STATUS_CLIENTS (50) clients
+## hammer /status of a STATUS_NODES (5000) node snapshot, the exporter on
+## one CPU and the clients on the other (test/scale/status_test.go).
+STATUS_NODES   ?= 5000
+STATUS_CLIENTS ?= 50
+.PHONY: bench-status
+bench-status:
+	STATUS_NODES=$(STATUS_NODES) STATUS_CLIENTS=$(STATUS_CLIENTS) \
+		$(if $(shell command -v taskset),taskset -c 1) $(GO) test -tags scale -count=1 -run TestStatusUnderLoad -v -timeout 10m ./test/scale/
+
+## test-browser: load the exporter's /status page in a real headless
+## Chromium (test/browser/): the rendered text must name the failing
+## stages, causes and runbooks; the screenshot goes to BROWSER_OUT.
+## Debian's chromium is installed when /usr/bin/chromium is missing (root,
+## as CI runs); `go test -tags browser ./test/browser/ -update-docs`
+## refreshes docs/status.png.
+CHROMIUM    ?= /usr/bin/chromium
+BROWSER_OUT ?= $(CURDIR)/bin/browser
+
+.PHONY: test-browser chromium
+test-browser: chromium
+	mkdir -p $(BROWSER_OUT)
+	CHROMIUM=$(CHROMIUM) $(GO) test -tags browser -count=1 -artifacts -outputdir=$(BROWSER_OUT) -v ./test/browser/
+
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
+	fi
