@@ -12,8 +12,6 @@ import (
 // buildStage exports stage 2: MachineOSBuilds, their Job and pods, the
 // cause of a failure, and the objects failed builds leave behind.
 type buildStage struct {
-	history int
-
 	phase, info               *Spec
 	created, started, ended   *Spec
 	podFailures, failedPods   *Spec
@@ -23,11 +21,10 @@ type buildStage struct {
 	waiting, waitingSince     *Spec
 }
 
-func newBuildStage(opts Options) *buildStage {
+func newBuildStage() *buildStage {
 	build := []string{"machineosbuild", "machineosconfig", "pool"}
 	with := func(extra ...string) []string { return append(append([]string(nil), build...), extra...) }
 	return &buildStage{
-		history: opts.BuildHistory,
 		phase: newSpec("mosb_build_phase",
 			"1 for the phase the MachineOSBuild is in (Initial, Prepared, Building, Succeeded, Failed, Interrupted, read from its conditions; a synthetic pre-built build is Succeeded), 0 for the other phases.",
 			with("phase")...),
@@ -77,14 +74,14 @@ func (s *buildStage) specs() []*Spec {
 	}
 }
 
-func (s *buildStage) collect(c *analysis.Cluster, ch chan<- prometheus.Metric) {
-	for _, b := range c.Builds(s.history) {
+func (s *buildStage) collect(f *analysis.Findings, ch chan<- prometheus.Metric) {
+	for _, b := range f.Builds {
 		s.collectBuild(b, ch)
 	}
-	for _, e := range c.EphemeralObjects() {
+	for _, e := range f.Ephemeral {
 		ch <- s.ephemeral.gauge(float64(e.Count), e.Kind, e.MachineOSBuild)
 	}
-	for _, w := range c.BuildWaits() {
+	for _, w := range f.BuildWaits {
 		ch <- s.waiting.gauge(boolean(w.Waiting), w.MachineOSConfig, w.Pool)
 		if w.Waiting && !w.Since.IsZero() {
 			ch <- s.waitingSince.gauge(unixSeconds(w.Since), w.MachineOSConfig, w.Pool)

@@ -3,7 +3,7 @@ package collector
 import "testing"
 
 func TestBuildStage(t *testing.T) {
-	testStage(t, "build", func() stage { return newBuildStage(DefaultOptions) },
+	testStage(t, "build", func() stage { return newBuildStage() },
 		"seed004-build-failed",
 		"seed004-build-evicted-retrying",
 		"seed004-waiting-for-build",

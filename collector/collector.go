@@ -33,27 +33,29 @@ var DefaultOptions = Options{BuildHistory: 3}
 // stage exports the metrics of one part of the OCL flow.
 type stage interface {
 	specs() []*Spec
-	collect(c *analysis.Cluster, ch chan<- prometheus.Metric)
+	collect(f *analysis.Findings, ch chan<- prometheus.Metric)
 }
 
 // Collector exports every stage from one view of the cluster per scrape.
 type Collector struct {
-	src    Source
-	now    func() time.Time
-	stages []stage
+	src     Source
+	now     func() time.Time
+	history int
+	stages  []stage
 }
 
 // New returns the OCL collector.
 func New(src Source, opts Options) *Collector {
 	return &Collector{
-		src: src,
-		now: time.Now,
+		src:     src,
+		now:     time.Now,
+		history: opts.BuildHistory,
 		stages: []stage{
 			newExporterStage(src),
 			// stage 1: MachineOSConfig, secrets, builder, operator
 			newConfigStage(),
 			// stage 2: MachineOSBuild, Job, pods, leftovers
-			newBuildStage(opts),
+			newBuildStage(),
 			// stage 3: nodes, MachineConfigNodes, pools
 			newRolloutStage(),
 		},
@@ -78,9 +80,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	view := c.src.Cluster(c.now())
+	f := analysis.Analyze(c.src.Cluster(c.now()), c.history)
 	for _, s := range c.stages {
-		s.collect(view, ch)
+		s.collect(f, ch)
 	}
 }
 

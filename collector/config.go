@@ -92,12 +92,12 @@ func (s *configStage) specs() []*Spec {
 	}
 }
 
-func (s *configStage) collect(c *analysis.Cluster, ch chan<- prometheus.Metric) {
-	for _, f := range analysis.MachineOSConfigFindings(c) {
+func (s *configStage) collect(all *analysis.Findings, ch chan<- prometheus.Metric) {
+	for _, f := range all.Configs {
 		s.collectMachineOSConfig(f, ch)
 	}
 
-	b := analysis.Builder(c)
+	b := all.Builder
 	ch <- s.configs.gauge(float64(b.MachineOSConfigs))
 	if !b.Unknown { // not captured: no Deployment to conclude from
 		ch <- s.builderReady.gauge(boolean(b.Ready))
@@ -106,16 +106,16 @@ func (s *configStage) collect(c *analysis.Cluster, ch chan<- prometheus.Metric) 
 		ch <- s.builderFailure.gauge(1, string(f.Class), f.Excerpt)
 	}
 
-	if op := analysis.Operator(c); op != nil {
+	if op := all.Operator; op != nil {
 		ch <- s.operatorDegraded.gauge(boolean(op.Degraded), op.Reason, string(op.Class))
 		if op.Degraded {
 			ch <- s.operatorDegradedInfo.gauge(1, op.Reason, string(op.Class), op.Excerpt)
 		}
 	}
-	if up := analysis.UpgradeBlocked(c); up != nil {
+	if up := all.UpgradeBlocked; up != nil {
 		ch <- s.upgradeBlocked.gauge(boolean(up.Degraded), up.Reason, string(up.Class))
 	}
-	for _, e := range analysis.DegradedEvents(c) {
+	for _, e := range all.DegradedEvents {
 		ch <- s.lastEvent.gauge(float64(e.Last.Unix()), e.Reason, string(e.Class))
 	}
 }

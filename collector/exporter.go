@@ -24,7 +24,7 @@ func newExporterStage(src Source) *exporterStage {
 
 func (s *exporterStage) specs() []*Spec { return []*Spec{s.available} }
 
-func (s *exporterStage) collect(_ *analysis.Cluster, ch chan<- prometheus.Metric) {
+func (s *exporterStage) collect(_ *analysis.Findings, ch chan<- prometheus.Metric) {
 	for _, st := range s.src.Status() {
 		ch <- s.available.gauge(boolean(st.Available), st.Resource)
 	}

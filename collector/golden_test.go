@@ -96,7 +96,9 @@ func (s stageCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-func (s stageCollector) Collect(ch chan<- prometheus.Metric) { s.collect(s.view.cluster, ch) }
+func (s stageCollector) Collect(ch chan<- prometheus.Metric) {
+	s.collect(analysis.Analyze(s.view.cluster, DefaultOptions.BuildHistory), ch)
+}
 
 // testStage runs one stage alone on each scenario and checks, per scenario,
 // the golden file testdata/<dir>/<scenario>.prom and promlint; across the
@@ -131,7 +133,7 @@ func testStage(t *testing.T, dir string, newStage func() stage, scenarioNames ..
 }
 
 func TestExporterStageReportsEachResource(t *testing.T) {
-	v := view{status: []source.ResourceStatus{
+	v := view{cluster: &analysis.Cluster{}, status: []source.ResourceStatus{
 		{Resource: "machineosbuilds.machineconfiguration.openshift.io", Seen: true, Problem: source.ProblemNotServed},
 		{Resource: "secrets", Seen: true, Available: true, Synced: true},
 	}}

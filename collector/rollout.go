@@ -60,8 +60,8 @@ func (s *rolloutStage) specs() []*Spec {
 	}
 }
 
-func (s *rolloutStage) collect(c *analysis.Cluster, ch chan<- prometheus.Metric) {
-	r := analysis.AnalyzeRollout(c)
+func (s *rolloutStage) collect(f *analysis.Findings, ch chan<- prometheus.Metric) {
+	r := f.Rollout
 	for i := range r.Pools {
 		s.collectPool(&r.Pools[i], ch)
 	}

@@ -84,7 +84,7 @@ func TestRolloutSeriesPerNodeConstant(t *testing.T) {
 func nodeSeries(t *testing.T, c *analysis.Cluster, node string) int {
 	t.Helper()
 	ch := make(chan prometheus.Metric, 1024)
-	newRolloutStage().collect(c, ch)
+	newRolloutStage().collect(analysis.Analyze(c, 0), ch)
 	close(ch)
 	n := 0
 	for m := range ch {

@@ -129,21 +129,22 @@ func newBuilder(c *analysis.Cluster, o Options) *builder {
 		c: c, o: o, now: c.Now,
 		moscs: map[string]analysis.MachineOSConfigFinding{}, objects: map[string]*mcfgv1.MachineOSConfig{},
 		builds: map[string]analysis.Build{}, waits: map[string]analysis.BuildWait{}, left: map[string]int{},
-		rollout: analysis.AnalyzeRollout(c), builder: analysis.Builder(c), op: analysis.Operator(c),
 	}
-	for _, f := range analysis.MachineOSConfigFindings(c) {
+	all := analysis.Analyze(c, 0)
+	b.rollout, b.builder, b.op = all.Rollout, all.Builder, all.Operator
+	for _, f := range all.Configs {
 		b.moscs[f.Pool] = f
 	}
 	for _, m := range c.MachineOSConfigs {
 		b.objects[m.Name] = m
 	}
-	for _, bd := range c.Builds(0) {
+	for _, bd := range all.Builds {
 		b.builds[bd.Name] = bd
 	}
-	for _, w := range c.BuildWaits() {
+	for _, w := range all.BuildWaits {
 		b.waits[w.MachineOSConfig] = w
 	}
-	for _, e := range c.EphemeralObjects() {
+	for _, e := range all.Ephemeral {
 		b.left[e.MachineOSBuild] += e.Count
 	}
 	return b
