@@ -109,8 +109,9 @@ func TestEveryAlertHasACheck(t *testing.T) {
 	}
 }
 
-// TestLimitsMatchTheAlerts keeps the waits that turn Running into Failed
-// equal to the alerts' own limits.
+// TestLimitsMatchTheAlerts checks the limits diagnose reads from the
+// compiled-in rule files (alerts.Durations) against the files on disk,
+// parsed apart: the reader, not a hand copy, is what it guards.
 func TestLimitsMatchTheAlerts(t *testing.T) {
 	rs := rules(t)
 	for _, c := range []struct {
@@ -127,7 +128,7 @@ func TestLimitsMatchTheAlerts(t *testing.T) {
 	} {
 		r, ok := rs[c.rule]
 		if !ok {
-			t.Errorf("rule %s is gone: update the limit in build.go", c.rule)
+			t.Errorf("rule %s is gone: update its limit in build.go", c.rule)
 			continue
 		}
 		var got time.Duration

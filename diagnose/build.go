@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocl-exporter/ocl_exporter/alerts"
+
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
@@ -13,28 +15,46 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
-// Limits the alerts wait for before they fire; a wait shorter than its
-// limit is Running, not Failed. diagnose_test.go checks them against
-// alerts/*rules.yaml.
-const (
-	// RepeatedPodFailures is how many failed pods of a running build make
-	// it failing (OCLMachineOSBuildFailed), not a healthy retry.
-	RepeatedPodFailures = 2
+// RepeatedPodFailures is how many failed pods of a running build make it
+// failing (OCLMachineOSBuildFailed), not a healthy retry.
+const RepeatedPodFailures = 2
+
+// Limits the alerts wait for before they fire, read from the rule files
+// compiled into the binary: a wait shorter than its limit is Running, not
+// Failed, and an alert's limit is changed in its rule file alone.
+var (
 	// BuildMaxDuration is ocl:build_max_duration_seconds.
-	BuildMaxDuration = time.Hour
+	BuildMaxDuration time.Duration
 	// BuildNotStartedAfter is OCLMachineOSBuildNotStarted's threshold.
-	BuildNotStartedAfter = 30 * time.Minute
+	BuildNotStartedAfter time.Duration
 	// NotSeededAfter is OCLPrebuiltImageNotSeeded's for.
-	NotSeededAfter = 30 * time.Minute
+	NotSeededAfter time.Duration
 	// LeftoversAfter is OCLBuildObjectsLeftBehind's for.
-	LeftoversAfter = 6 * time.Hour
+	LeftoversAfter time.Duration
 	// StalledAfter is OCLRolloutStalled's for.
-	StalledAfter = 30 * time.Minute
+	StalledAfter time.Duration
 	// PausedAfter is OCLPoolPausedWithPendingImage's for.
-	PausedAfter = 6 * time.Hour
+	PausedAfter time.Duration
 	// UpdatingTooLongAfter is OCLNodeNotOnDesiredImage's for.
-	UpdatingTooLongAfter = time.Hour
+	UpdatingTooLongAfter time.Duration
 )
+
+func init() {
+	d, err := alerts.Durations(
+		alerts.Limit{Rule: "ocl:build_max_duration_seconds", Field: "vector"},
+		alerts.Limit{Rule: "OCLMachineOSBuildNotStarted", Field: "threshold"},
+		alerts.Limit{Rule: "OCLPrebuiltImageNotSeeded", Field: "for"},
+		alerts.Limit{Rule: "OCLBuildObjectsLeftBehind", Field: "for"},
+		alerts.Limit{Rule: "OCLRolloutStalled", Field: "for"},
+		alerts.Limit{Rule: "OCLPoolPausedWithPendingImage", Field: "for"},
+		alerts.Limit{Rule: "OCLNodeNotOnDesiredImage", Field: "for"},
+	)
+	if err != nil {
+		panic(err) // the rule files are compiled in: every test of diagnose fails first
+	}
+	BuildMaxDuration, BuildNotStartedAfter, NotSeededAfter, LeftoversAfter, StalledAfter, PausedAfter, UpdatingTooLongAfter =
+		d[0], d[1], d[2], d[3], d[4], d[5], d[6]
+}
 
 // Options shape a report.
 type Options struct {
