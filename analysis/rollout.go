@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"regexp"
+	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -90,6 +91,10 @@ type NodeRollout struct {
 	Phase string
 	// Failure is set while the node's update is failing.
 	Failure *NodeFailure
+	// UpdatingSince is when the node's current update began: the earliest
+	// update step its MachineConfigNode reports started (True or
+	// Unknown), else when the pool turned Updating; zero when neither.
+	UpdatingSince time.Time
 }
 
 // NodeFailure is the cause of a node's failing update.
@@ -98,6 +103,10 @@ type NodeFailure struct {
 	// Excerpt is the classifier's excerpt of the message that decided
 	// Class ("" when no message says anything).
 	Excerpt string
+	// Since is when its MachineConfigNode turned NodeDegraded (or its
+	// image pull failed), else when the pool turned NodeDegraded; zero
+	// when neither says.
+	Since time.Time
 }
 
 // MCD states, the values of the node's state annotation
@@ -375,7 +384,59 @@ func analyzeNode(n *metav1.PartialObjectMetadata, ps *poolState, mcn *mcfgv1.Mac
 		nr.Phase = updatePhase(conds)
 	}
 	nr.Failure = nodeFailure(n, nr.State, conds, ps)
+	if nr.Failure != nil {
+		nr.Failure.Since = failingSince(conds, ps.pool)
+	}
+	nr.UpdatingSince = updatingSince(conds, ps.pool)
 	return nr
+}
+
+// updatingSince: see NodeRollout.UpdatingSince.
+func updatingSince(conds []metav1.Condition, pool *mcfgv1.MachineConfigPool) time.Time {
+	var first time.Time
+	for _, c := range conds {
+		if _, step := phaseStep[c.Type]; !step || c.Status == metav1.ConditionFalse {
+			continue
+		}
+		if first.IsZero() || c.LastTransitionTime.Time.Before(first) {
+			first = c.LastTransitionTime.Time
+		}
+	}
+	if first.IsZero() {
+		return PoolUpdatingSince(pool)
+	}
+	return first
+}
+
+// PoolUpdatingSince is when the pool last turned Updating=True, or zero
+// (no pool included).
+func PoolUpdatingSince(p *mcfgv1.MachineConfigPool) time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	if u := FindPoolCondition(p, mcfgv1.MachineConfigPoolUpdating); u != nil && u.Status == corev1.ConditionTrue {
+		return u.LastTransitionTime.Time
+	}
+	return time.Time{}
+}
+
+// failingSince: see NodeFailure.Since.
+func failingSince(conds []metav1.Condition, pool *mcfgv1.MachineConfigPool) time.Time {
+	for _, t := range []struct {
+		cond   mcfgv1.StateProgress
+		status metav1.ConditionStatus
+	}{
+		{mcfgv1.MachineConfigNodeNodeDegraded, metav1.ConditionTrue},
+		{mcfgv1.MachineConfigNodeImagePulledFromRegistry, metav1.ConditionFalse},
+	} {
+		if c := FindCondition(conds, string(t.cond)); c != nil && c.Status == t.status {
+			return c.LastTransitionTime.Time
+		}
+	}
+	if c := FindPoolCondition(pool, mcfgv1.MachineConfigPoolNodeDegraded); c != nil && c.Status == corev1.ConditionTrue {
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
 }
 
 func mcdState(s string) string {

@@ -10,7 +10,6 @@ import (
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/classify"
@@ -51,7 +50,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 		failing.fail(Finding{
 			Object: Object{Kind: "Node", Name: n.Name}, Field: "metadata.annotations[" + analysis.NodeAnnotationReason + "]",
 			Message: fmt.Sprintf("node %s fails to update (MCD state %s)", n.Name, orNone(n.State)),
-			Class:   n.Failure.Class, Excerpt: n.Failure.Excerpt, Since: timePtr(b.nodeDegradedSince(n.Name, mcp)),
+			Class:   n.Failure.Class, Excerpt: n.Failure.Excerpt, Since: timePtr(n.Failure.Since),
 			Runbook: b.runbook(alertNodeUpdateFailing), Commands: nodeCommands(n.Name, ns),
 		})
 	}
@@ -68,7 +67,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 		waiting = append(waiting, n.Name)
 		if n.State == analysis.MCDStateWorking && n.Failure == nil {
 			working = append(working, n.Name)
-			if since := b.nodeUpdatingSince(n.Name, mcp); !since.IsZero() && b.now.Sub(since) > UpdatingTooLongAfter {
+			if since := n.UpdatingSince; !since.IsZero() && b.now.Sub(since) > UpdatingTooLongAfter {
 				progress.fail(Finding{
 					Object: Object{Kind: "Node", Name: n.Name}, Field: "metadata.annotations[" + analysis.NodeAnnotationState + "]",
 					Message: fmt.Sprintf("node %s has been updating (Working) for %s without reaching its desired image or config", n.Name, Ago(b.now.Sub(since))),
@@ -95,7 +94,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 			Message:  fmt.Sprintf("%d machine(s) not on the pool's config and image, %d updating%s", max(offTarget, len(waiting)), len(working), nodeList(waiting)),
 			Commands: rolloutCommands(pool),
 		}
-		since := poolUpdatingSince(mcp)
+		since := analysis.PoolUpdatingSince(mcp)
 		fd.Since = timePtr(since)
 		if !moving && !paused && !b.buildAwaited(pool) && !since.IsZero() && b.now.Sub(since) > StalledAfter {
 			fd.Message = fmt.Sprintf("%d machine(s) not on the pool's config and image and none is updating%s", max(offTarget, len(waiting)), nodeList(waiting))
@@ -167,65 +166,4 @@ func nodeList(nodes []string) string {
 		return ""
 	}
 	return " (" + strings.Join(nodes, ", ") + ")"
-}
-
-// poolUpdatingSince is when the pool last turned Updating=True, or zero.
-func poolUpdatingSince(mcp *mcfgv1.MachineConfigPool) time.Time {
-	if mcp != nil {
-		if u := analysis.FindPoolCondition(mcp, mcfgv1.MachineConfigPoolUpdating); u != nil && u.Status == corev1.ConditionTrue {
-			return u.LastTransitionTime.Time
-		}
-	}
-	return time.Time{}
-}
-
-// nodeUpdatingSince is when the node's current update began: the earliest
-// update step its MachineConfigNode reports started (True or Unknown),
-// else when the pool turned Updating.
-func (b *builder) nodeUpdatingSince(node string, mcp *mcfgv1.MachineConfigPool) time.Time {
-	var first time.Time
-	for _, m := range b.c.MachineConfigNodes {
-		if m.Name != node {
-			continue
-		}
-		for _, c := range m.Status.Conditions {
-			if c.Type == string(mcfgv1.MachineConfigNodeUpdated) || c.Status == metav1.ConditionFalse || !slices.Contains(analysis.UpdatePhases, c.Type) {
-				continue
-			}
-			if first.IsZero() || c.LastTransitionTime.Time.Before(first) {
-				first = c.LastTransitionTime.Time
-			}
-		}
-	}
-	if first.IsZero() {
-		return poolUpdatingSince(mcp)
-	}
-	return first
-}
-
-// nodeDegradedSince is when the node's MachineConfigNode turned
-// NodeDegraded, else when the pool did.
-func (b *builder) nodeDegradedSince(node string, mcp *mcfgv1.MachineConfigPool) time.Time {
-	for _, m := range b.c.MachineConfigNodes {
-		if m.Name != node {
-			continue
-		}
-		for _, t := range []struct {
-			cond   mcfgv1.StateProgress
-			status metav1.ConditionStatus
-		}{
-			{mcfgv1.MachineConfigNodeNodeDegraded, metav1.ConditionTrue},
-			{mcfgv1.MachineConfigNodeImagePulledFromRegistry, metav1.ConditionFalse},
-		} {
-			if c := analysis.FindCondition(m.Status.Conditions, string(t.cond)); c != nil && c.Status == t.status {
-				return c.LastTransitionTime.Time
-			}
-		}
-	}
-	if mcp != nil {
-		if c := analysis.FindPoolCondition(mcp, mcfgv1.MachineConfigPoolNodeDegraded); c != nil && c.Status == corev1.ConditionTrue {
-			return c.LastTransitionTime.Time
-		}
-	}
-	return time.Time{}
 }
