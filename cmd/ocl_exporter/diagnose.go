@@ -43,6 +43,7 @@ type toolOptions struct {
 	syncTimeout time.Duration
 	captureOut  string
 	force       bool
+	review      reviewOptions
 }
 
 var commitID = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
@@ -88,6 +89,8 @@ func addCommands(app *kingpin.Application, o *toolOptions) {
 		Short('o').Default("-").StringVar(&o.captureOut)
 	c.Flag("force", "Replace an existing --output file, or a non-empty --output directory holding only snapshot files (.yaml, .yml, .json).").BoolVar(&o.force)
 	c.Flag("sync-timeout", "How long to wait for the first list of every resource.").Default("60s").DurationVar(&o.syncTimeout)
+
+	addReviewCommand(app, o)
 }
 
 // exitCode is an exit status other than 1, with the error to print if any.
@@ -125,6 +128,9 @@ const couldNotDiagnose = 2
 func usageError(args []string, err error) error {
 	if slices.Contains(args, diagnoseCommand) {
 		return exitCode{couldNotDiagnose, err}
+	}
+	if slices.Contains(args, reviewCommand) {
+		return exitCode{couldNotReview, err}
 	}
 	return err
 }

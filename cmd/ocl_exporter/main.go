@@ -137,6 +137,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return runDiagnose(ctx, o, logger)
 	case captureCommand:
 		return runCapture(ctx, o, logger)
+	case reviewCommand:
+		return runReview(ctx, o)
 	}
 
 	// Everything that can be wrong in the configuration fails here, before

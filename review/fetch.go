@@ -1,0 +1,189 @@
+package review
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// Querier runs one range query. API adapts client_golang's v1.API.
+type Querier interface {
+	QueryRange(ctx context.Context, query string, r v1.Range) (model.Matrix, error)
+}
+
+// API is a Querier on a Prometheus-compatible HTTP API.
+type API struct{ V1 v1.API }
+
+// QueryRange implements Querier.
+func (a API) QueryRange(ctx context.Context, query string, r v1.Range) (model.Matrix, error) {
+	v, _, _, err := a.V1.QueryRange(ctx, query, r)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, fmt.Errorf("query %s: a %s, not a matrix", query, v.Type())
+	}
+	return m, nil
+}
+
+// Window is the time range a review reads, and the resolution it reads it
+// at.
+type Window struct {
+	From, To time.Time
+	Step     time.Duration
+}
+
+// maxPoints bounds the points of one range query (Prometheus refuses more
+// than 11,000).
+const maxPoints = 1000
+
+// steps are the resolutions a review chooses from: at least the exporter's
+// scrape interval, and no more than maxPoints points over the window.
+var steps = []time.Duration{
+	15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
+	10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour,
+}
+
+// NewWindow chooses the step for [from, to]: the finest of steps that
+// keeps a query under maxPoints points.
+func NewWindow(from, to time.Time) (Window, error) {
+	if !to.After(from) {
+		return Window{}, fmt.Errorf("--to %s is not after --from %s", to.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
+	}
+	w := Window{From: from, To: to, Step: steps[len(steps)-1]}
+	for _, s := range steps {
+		if to.Sub(from)/s <= maxPoints {
+			w.Step = s
+			break
+		}
+	}
+	if to.Sub(from)/w.Step > maxPoints {
+		return Window{}, fmt.Errorf("the window %s is too long to review: at most %s", to.Sub(from), maxPoints*w.Step)
+	}
+	return w, nil
+}
+
+// Filter narrows a review to a pool, and through a federating querier to
+// one cluster's series (their external label cluster).
+type Filter struct {
+	Pool, Cluster string
+}
+
+// matchers are the label matchers of f for a series with a pool label;
+// cluster-wide alerts have none, which pool=~"P|" keeps.
+func (f Filter) matchers(optionalPool bool) string {
+	var m []string
+	if f.Cluster != "" {
+		m = append(m, fmt.Sprintf("cluster=%q", f.Cluster))
+	}
+	if f.Pool != "" {
+		if optionalPool {
+			m = append(m, fmt.Sprintf("pool=~%q", regexpQuote(f.Pool)+"|"))
+		} else {
+			m = append(m, fmt.Sprintf("pool=%q", f.Pool))
+		}
+	}
+	return strings.Join(m, ", ")
+}
+
+// regexpQuote escapes a pool name (a Kubernetes name: [a-z0-9.-]) for a
+// PromQL regexp.
+func regexpQuote(s string) string { return strings.ReplaceAll(s, ".", `\.`) }
+
+// The queries a review runs, by what they answer. Each takes the maximum
+// over the exporter's replicas; %s is the filter's matchers.
+var queries = map[string]string{
+	qExporter:     `max(ocl_exporter_resource_available{%s})`,
+	qPhase:        `max by (pool, machineosbuild, phase) (mosb_build_phase{%s}) == 1`,
+	qCreated:      `max by (pool, machineosbuild) (mosb_creation_timestamp_seconds{%s})`,
+	qStarted:      `max by (pool, machineosbuild) (mosb_build_start_timestamp_seconds{%s})`,
+	qEnded:        `max by (pool, machineosbuild) (mosb_build_end_timestamp_seconds{%s})`,
+	qPodFailures:  `max by (pool, machineosbuild) (mosb_build_pod_failures{%s}) > 0`,
+	qBuildFailure: `max by (pool, machineosbuild, class, excerpt) (mosb_failure_info{%s})`,
+	qCurrentBuild: `max by (pool, machineosbuild) (mosc_current_build_info{%s})`,
+	qSecret:       `max by (pool, field, secret) (mosc_secret_missing{%s}) == 1`,
+	qPoolMissing:  `max by (pool) (mosc_pool_missing{%s}) == 1`,
+	qOffTarget:    `max by (pool, node) ({__name__=~"node_layered_image_mismatch|node_config_mismatch", %s}) == 1`,
+	qNodeFailure:  `max by (pool, node, class, excerpt) (node_update_failure_info{%s})`,
+	qCondition:    `max by (pool, condition) (ocl_pool_condition{condition=~"Updating|Degraded", status="true", %s}) == 1`,
+	qPaused:       `max by (pool) (ocl_pool_paused{%s}) == 1`,
+	qAlerts:       `max without (alertstate, prometheus_replica) (ALERTS{alertstate="firing", alertname=~"OCL.+", %s})`,
+}
+
+const (
+	qExporter     = "exporter"
+	qPhase        = "phase"
+	qCreated      = "created"
+	qStarted      = "started"
+	qEnded        = "ended"
+	qPodFailures  = "podFailures"
+	qBuildFailure = "buildFailure"
+	qCurrentBuild = "currentBuild"
+	qSecret       = "secret"
+	qPoolMissing  = "poolMissing"
+	qOffTarget    = "offTarget"
+	qNodeFailure  = "nodeFailure"
+	qCondition    = "condition"
+	qPaused       = "paused"
+	qAlerts       = "alerts"
+)
+
+// Series are the results of the queries, by name.
+type Series map[string]model.Matrix
+
+// Fetch runs every query over w. An error names the query and, for the
+// failures a user can fix (the address, the credentials), the fix.
+func Fetch(ctx context.Context, q Querier, w Window, f Filter) (Series, error) {
+	out := Series{}
+	r := v1.Range{Start: w.From, End: w.To, Step: w.Step}
+	for name, tmpl := range queries {
+		fm := f
+		if name == qExporter {
+			fm.Pool = "" // the exporter's own series have no pool
+		}
+		query := fmt.Sprintf(tmpl, fm.matchers(name == qAlerts))
+		query = strings.ReplaceAll(query, "{}", "")
+		query = strings.ReplaceAll(query, ", }", "}")
+		m, err := q.QueryRange(ctx, query, r)
+		if err != nil {
+			return nil, explain(err, query)
+		}
+		out[name] = m
+	}
+	return out, nil
+}
+
+// explain turns a query's error into one sentence with the fix.
+func explain(err error, query string) error {
+	var apiErr *v1.Error
+	var netErr net.Error
+	switch {
+	case errors.As(err, &apiErr) && apiErr.Type == v1.ErrClient && strings.Contains(apiErr.Msg, "401"):
+		return fmt.Errorf("%w: the querier refused the credentials (401); pass --bearer-token-file with a token it accepts", err)
+	case errors.As(err, &apiErr) && apiErr.Type == v1.ErrClient && strings.Contains(apiErr.Msg, "403"):
+		return fmt.Errorf("%w: the querier forbids these queries (403); the token's identity needs permission to query metrics (on OpenShift, the cluster-monitoring-view role)", err)
+	case errors.As(err, &apiErr) && apiErr.Type == v1.ErrClient && strings.Contains(apiErr.Msg, "404"):
+		return fmt.Errorf("%w: no query API at --prometheus (404); give the base URL the API's /api/v1 lives under", err)
+	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: the querier is not reachable; check --prometheus", err)
+	}
+	return fmt.Errorf("query %s: %w", query, err)
+}
+
+// NewAPI is a v1.API on address with rt as transport.
+func NewAPI(address string, rt api.Config) (v1.API, error) {
+	rt.Address = address
+	c, err := api.NewClient(rt)
+	if err != nil {
+		return nil, fmt.Errorf("--prometheus %q: %w", address, err)
+	}
+	return v1.NewAPI(c), nil
+}
