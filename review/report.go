@@ -139,6 +139,13 @@ type Duration time.Duration
 // MarshalText implements encoding.TextMarshaler.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}
+
 func durationPtr(d time.Duration) *Duration { v := Duration(d); return &v }
 
 // spans reads the moments a series is present, a step apart, as windows:
@@ -365,7 +372,7 @@ func Build(s Series, w Window, f Filter) (*Report, error) {
 			continue
 		}
 		p.Signals = append(p.Signals, poolSignals(p)...)
-		slices.SortStableFunc(p.Signals, func(x, y Signal) int { return x.Span.Start.Compare(y.Span.Start) })
+		slices.SortStableFunc(p.Signals, bySignal)
 		slices.SortStableFunc(p.CurrentBuild, func(x, y Change) int { return x.At.Compare(y.At) })
 		slices.SortStableFunc(p.Alerts, func(x, y Alert) int { return x.Span.Start.Compare(y.Span.Start) })
 		for i := range p.Alerts {
@@ -385,11 +392,27 @@ func Build(s Series, w Window, f Filter) (*Report, error) {
 		allBuilds = append(allBuilds, p.Builds...)
 		allNodes = append(allNodes, p.Rollout.Nodes...)
 	}
-	slices.SortStableFunc(signals, func(x, y Signal) int { return x.Span.Start.Compare(y.Span.Start) })
+	slices.SortStableFunc(signals, bySignal)
 	slices.SortStableFunc(alerts, func(x, y Alert) int { return x.Span.Start.Compare(y.Span.Start) })
 	r.Summary = summarize(signals, alerts, allBuilds, allNodes)
 	r.Incident = r.Summary.FirstSignal != nil || r.Summary.Pages > 0
 	return r, nil
+}
+
+// bySignal orders signals by when they showed; at the same moment a
+// classified failure (a build's, a node's) before the state it explains
+// (the pool Degraded).
+func bySignal(x, y Signal) int {
+	if c := x.Span.Start.Compare(y.Span.Start); c != 0 {
+		return c
+	}
+	switch {
+	case x.Class != "" && y.Class == "":
+		return -1
+	case x.Class == "" && y.Class != "":
+		return 1
+	}
+	return 0
 }
 
 // poolSignals are the build and node failures of a pool, as signals.
