@@ -122,8 +122,9 @@ func TestAlertConventions(t *testing.T) {
 	}
 }
 
-// runbookSections are the openshift/runbooks template's sections, in order.
-var runbookSections = []string{"## Meaning", "## Impact", "## Diagnosis", "## Mitigation"}
+// runbookSections are the openshift/runbooks template's sections, in order,
+// and ours: how to review the incident from history.
+var runbookSections = []string{"## Meaning", "## Impact", "## Diagnosis", "## Mitigation", "## After the incident"}
 
 func TestEveryAlertHasARunbookAndEveryRunbookAnAlert(t *testing.T) {
 	alerts := map[string]bool{}

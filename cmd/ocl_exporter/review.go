@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -49,7 +48,7 @@ func addReviewCommand(app *kingpin.Application, o *toolOptions) {
 	r.Flag("pool", "Review only this MachineConfigPool (alerts without a pool are kept).").StringVar(&o.pool)
 	r.Flag("cluster", "Review only the series with this cluster label, through a querier that federates clusters (Thanos Query).").StringVar(&o.review.cluster)
 	r.Flag("output", "Report format: text, markdown (for a review document) or json (docs/review.md).").Short('o').Default("text").EnumVar(&o.output, review.Formats...)
-	r.Flag("bearer-token-file", "File holding a bearer token to send, read on every query. Default: the token of --kubeconfig when it has one (oc login), none otherwise.").StringVar(&o.review.bearerTokenFile)
+	r.Flag("bearer-token-file", "File holding a bearer token to send, read on every query. Default: the token of the cluster configuration when it has one (--kubeconfig, the in-cluster service account, $KUBECONFIG or ~/.kube/config after oc login), none otherwise.").StringVar(&o.review.bearerTokenFile)
 	r.Flag("tls.ca-file", "CA certificates to verify the querier's certificate with, instead of the system's.").StringVar(&o.review.caFile)
 	r.Flag("tls.insecure-skip-verify", "Do not verify the querier's certificate.").BoolVar(&o.review.insecure)
 	r.Flag("query-timeout", "Time allowed for each range query.").Default("2m").DurationVar(&o.review.timeout)
@@ -159,12 +158,12 @@ func reviewToken(o *options) (func() (string, error), error) {
 			return strings.TrimSpace(string(b)), err
 		}, nil
 	}
-	if o.kubeconfig == "" && os.Getenv("KUBECONFIG") == "" {
-		return nil, nil
-	}
 	cfg, err := source.RESTConfig(o.kubeconfig)
-	if err != nil {
+	switch {
+	case err != nil && o.kubeconfig != "":
 		return nil, err
+	case err != nil:
+		return nil, nil // no cluster configuration: no token
 	}
 	switch {
 	case cfg.BearerToken != "":

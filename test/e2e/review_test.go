@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -82,7 +83,31 @@ func TestReviewReadsLifecyclesBack(t *testing.T) {
 			}
 			checkAlertWindows(t, l, &r)
 			tc.check(t, l, &r)
+			if tc.name == sampleLifecycle {
+				md, _, _ := runReview(t, "--prometheus="+url, "--from="+l.Start.Format(time.RFC3339), "--to="+l.At(l.End).Format(time.RFC3339), "-o", "markdown")
+				checkSample(t, md)
+			}
 		})
+	}
+}
+
+// sampleLifecycle is the one docs/review.md shows reviewed.
+const sampleLifecycle = "seed004-containerfile-failure"
+
+// checkSample keeps docs/review.md's sample the report review writes.
+func checkSample(t *testing.T, md string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs", "review.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "```markdown\n")
+	sample, _, ok2 := strings.Cut(rest, "\n```\n")
+	if !ok || !ok2 {
+		t.Fatal("docs/review.md has no ```markdown sample")
+	}
+	if strings.TrimSpace(sample) != strings.TrimSpace(md) {
+		t.Errorf("docs/review.md's sample is not what review writes now; replace it with:\n%s", md)
 	}
 }
 
