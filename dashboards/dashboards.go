@@ -2,12 +2,15 @@ package dashboards
 
 // All maps each dashboard file under dashboards/ to its definition. The
 // file name becomes the ConfigMap's name (hack/bundle), the UID Grafana's
-// URL. The console gets dashboards/*.json; fleet/ is for hubs only.
+// URL. The console gets dashboards/*.json; fleet/ is for hubs only,
+// grafana/ for Grafana only.
 var All = map[string]Dashboard{
 	"overview.json":    Overview,
 	"builds.json":      Builds,
 	"rollout.json":     Rollout,
 	"fleet/fleet.json": Fleet,
+	// Grafana only, for a Grafana (ACM's too) and not the console.
+	"grafana/incident.json": Incident,
 }
 
 // Files renders every dashboard, by file name.

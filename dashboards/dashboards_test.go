@@ -148,13 +148,15 @@ func TestConsoleDrawsEveryPanel(t *testing.T) {
 				}
 				continue
 			}
-			checkPanel(t, where, p)
+			checkPanel(t, where, p, filepath.Dir(name) == "grafana")
 		}
 	}
 }
 
-func checkPanel(t *testing.T, where string, p jpanel) {
-	if !slices.Contains(consoleKinds, p.Type) {
+// checkPanel checks a panel; grafanaOnly allows what only Grafana draws.
+func checkPanel(t *testing.T, where string, p jpanel, grafanaOnly bool) {
+	timeline := grafanaOnly && p.Type == string(StateTimeline)
+	if !slices.Contains(consoleKinds, p.Type) && !timeline {
 		t.Errorf("%s: type %q is not drawn by the console", where, p.Type)
 	}
 	if p.Description == "" {
@@ -201,7 +203,7 @@ func checkPanel(t *testing.T, where string, p jpanel) {
 			t.Errorf("%s: a table without shown columns is an error in the console", where)
 		}
 	}
-	if p.Type != string(Table) && len(units) == 0 {
+	if p.Type != string(Table) && !timeline && len(units) == 0 {
 		t.Errorf("%s: no unit", where)
 	}
 	for _, u := range units {
@@ -219,6 +221,9 @@ func TestFleetDashboardsStayOffTheConsole(t *testing.T) {
 	for name, d := range All {
 		if inFleet := filepath.Dir(name) == "fleet"; inFleet != d.Fleet {
 			t.Errorf("%s: Fleet is %v; fleet dashboards go in fleet/, the others in dashboards/ itself", name, d.Fleet)
+		}
+		if inGrafana := filepath.Dir(name) == "grafana"; inGrafana != d.GrafanaOnly {
+			t.Errorf("%s: GrafanaOnly is %v; Grafana-only dashboards go in grafana/, the others elsewhere", name, d.GrafanaOnly)
 		}
 	}
 }

@@ -21,6 +21,9 @@ const (
 	SingleStat Kind = "singlestat"
 	Gauge      Kind = "gauge"
 	Table      Kind = "table"
+	// StateTimeline is Grafana's: the console cannot draw it, so only a
+	// GrafanaOnly dashboard has one.
+	StateTimeline Kind = "state-timeline"
 )
 
 // Units both renderers format: the console's formatNumber knows only these
@@ -43,7 +46,11 @@ type Dashboard struct {
 	// given to the console (which sees one cluster): it is written to
 	// dashboards/fleet/.
 	Fleet bool
-	Rows  []Row
+	// GrafanaOnly: a dashboard with panels the console cannot draw (state
+	// timelines) and the OCL alerts as annotations, for Grafana alone:
+	// written to dashboards/grafana/, kept out of the console bundle.
+	GrafanaOnly bool
+	Rows        []Row
 }
 
 // Row is a titled group of panels: a row panel followed by its panels,
@@ -76,6 +83,15 @@ type Panel struct {
 	// Columns of a table, in order; a column names a label or the value
 	// of one target.
 	Columns []Column
+	// States name the values of a state timeline.
+	States []State
+}
+
+// State is one value of a state timeline, with its name and colour.
+type State struct {
+	Value int
+	Text  string
+	Color string
 }
 
 // Target is one PromQL query. Tables and single values are instant queries.
@@ -115,6 +131,8 @@ const (
 	Yellow = "yellow"
 	Orange = "orange"
 	Red    = "red"
+	Blue   = "blue"
+	Purple = "purple"
 )
 
 func ptr[T any](v T) *T { return &v }

@@ -3,6 +3,7 @@ package dashboards
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -35,7 +36,26 @@ type jsonDashboard struct {
 	Time          jsonTime     `json:"time"`
 	Timezone      string       `json:"timezone"`
 	Templating    jsonTemplate `json:"templating"`
+	Annotations   *jsonAnnots  `json:"annotations,omitempty"`
 	Panels        []jsonPanel  `json:"panels"`
+}
+
+type jsonAnnots struct {
+	List []jsonAnnotation `json:"list"`
+}
+
+// jsonAnnotation is a Prometheus annotation query: an event per series
+// while it has samples.
+type jsonAnnotation struct {
+	Name        string          `json:"name"`
+	Datasource  *jsonDatasource `json:"datasource"`
+	Enable      bool            `json:"enable"`
+	IconColor   string          `json:"iconColor"`
+	Expr        string          `json:"expr"`
+	Step        string          `json:"step"`
+	TitleFormat string          `json:"titleFormat"`
+	TextFormat  string          `json:"textFormat"`
+	TagKeys     string          `json:"tagKeys"`
 }
 
 type jsonTime struct {
@@ -128,6 +148,30 @@ type jsonPanel struct {
 	Styles    []jsonStyle `json:"styles,omitempty"`
 	Transform string      `json:"transform,omitempty"`
 	Columns   *[]struct{} `json:"columns,omitempty"`
+
+	// state timeline (Grafana's current schema)
+	FieldConfig *jsonFieldConfig `json:"fieldConfig,omitempty"`
+}
+
+type jsonFieldConfig struct {
+	Defaults  jsonFieldDefaults `json:"defaults"`
+	Overrides []struct{}        `json:"overrides"`
+}
+
+type jsonFieldDefaults struct {
+	Color    map[string]string `json:"color"`
+	Mappings []jsonMapping     `json:"mappings"`
+}
+
+type jsonMapping struct {
+	Type    string                     `json:"type"`
+	Options map[string]jsonMappedValue `json:"options"`
+}
+
+type jsonMappedValue struct {
+	Text  string `json:"text"`
+	Color string `json:"color"`
+	Index int    `json:"index"`
 }
 
 type jsonTarget struct {
@@ -219,6 +263,9 @@ func Render(d Dashboard) ([]byte, error) {
 		Timezone:      "utc",
 		Templating:    jsonTemplate{List: variables(d.Fleet)},
 	}
+	if d.GrafanaOnly {
+		out.Annotations = &jsonAnnots{List: []jsonAnnotation{alertAnnotation}}
+	}
 	y := 0
 	for r, row := range d.Rows {
 		// Ids are row*100+n: adding a panel renumbers only the rest of
@@ -235,6 +282,9 @@ func Render(d Dashboard) ([]byte, error) {
 			w := 2 * p.Span
 			if x+w > 24 {
 				x, y, lineH = 0, y+lineH, 0
+			}
+			if p.Kind == StateTimeline && !d.GrafanaOnly {
+				return nil, fmt.Errorf("%s: %s: the console cannot draw a state timeline; only a GrafanaOnly dashboard may have one", d.UID, p.Title)
 			}
 			jp, err := panel(p, rowID+i+1)
 			if err != nil {
@@ -302,7 +352,7 @@ func panel(p Panel, id int) (jsonPanel, error) {
 		ID: id, Type: p.Kind, Title: p.Title, Description: p.Description,
 		Datasource: &datasource, Span: p.Span,
 	}
-	instant := p.Kind != Graph
+	instant := p.Kind != Graph && p.Kind != StateTimeline
 	for i, t := range p.Targets {
 		jt := jsonTarget{Expr: t.Expr, Format: "time_series", Instant: instant, LegendFormat: t.Legend, RefID: refID(i)}
 		if p.Kind == Table {
@@ -320,6 +370,8 @@ func panel(p Panel, id int) (jsonPanel, error) {
 		gauge(&jp, p)
 	case Table:
 		err = table(&jp, p)
+	case StateTimeline:
+		err = stateTimeline(&jp, p)
 	default:
 		err = fmt.Errorf("panel type %q is not drawn by the console", p.Kind)
 	}
@@ -425,4 +477,31 @@ func valueColumn(p Panel, i int) string {
 		return "Value"
 	}
 	return "Value #" + refID(i)
+}
+
+// alertAnnotation marks every OCL alert of the chosen cluster and pools
+// while it fires.
+var alertAnnotation = jsonAnnotation{
+	Name: "OCL alerts", Datasource: &datasource, Enable: true, IconColor: Red,
+	Expr: `max by (alertname, pool, machineosbuild, node, class) (ALERTS{alertstate="firing", alertname=~"OCL.+", ` +
+		clusterMatcher + `, pool=~"$pool|"})`,
+	Step: "60s", TitleFormat: "{{alertname}}", TextFormat: "{{pool}} {{machineosbuild}}{{node}} {{class}}",
+	TagKeys: "alertname,pool",
+}
+
+// stateTimeline names each value and colours it; Grafana merges equal
+// neighbouring values into one bar.
+func stateTimeline(jp *jsonPanel, p Panel) error {
+	if len(p.States) == 0 {
+		return errors.New("a state timeline needs its States")
+	}
+	m := jsonMapping{Type: "value", Options: map[string]jsonMappedValue{}}
+	for i, s := range p.States {
+		m.Options[strconv.Itoa(s.Value)] = jsonMappedValue{Text: s.Text, Color: s.Color, Index: i}
+	}
+	jp.FieldConfig = &jsonFieldConfig{
+		Defaults:  jsonFieldDefaults{Color: map[string]string{"mode": "thresholds"}, Mappings: []jsonMapping{m}},
+		Overrides: []struct{}{},
+	}
+	return nil
 }

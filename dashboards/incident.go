@@ -1,0 +1,97 @@
+package dashboards
+
+// The review recording rules (alerts/review-rules.yaml).
+const (
+	buildPhaseCode = "machineosbuild:mosb_build_phase:code"
+	buildDuration  = "machineosbuild:mosb_build_duration_seconds"
+	nodesOffTarget = "pool:ocl_nodes_off_target:count"
+)
+
+// buildPhases name the values of buildPhaseCode.
+var buildPhases = []State{
+	{0, "Initial", Blue}, {1, "Prepared", Blue}, {2, "Building", Yellow},
+	{3, "Succeeded", Green}, {4, "Failed", Red}, {5, "Interrupted", Orange},
+}
+
+// nodeStates name the machine-config-daemon states of nodeStateCode.
+var nodeStates = []State{
+	{0, "Done", Green}, {1, "Working", Yellow}, {2, "Degraded", Red}, {3, "Unreconcilable", Purple},
+}
+
+// nodeStateCode is each node's machine-config-daemon state as a number,
+// for the nodes of the chosen pools that were not Done at some moment of
+// the range: a timeline of thousands of nodes that did nothing says
+// nothing.
+var nodeStateCode = by("pool, node",
+	"(("+pooled("node_mcd_state", `state="Working"`)+" == 1) * 1"+
+		" or ("+pooled("node_mcd_state", `state="Degraded"`)+" == 1) * 2"+
+		" or ("+pooled("node_mcd_state", `state="Unreconcilable"`)+" == 1) * 3"+
+		" or ("+pooled("node_mcd_state", `state="Done"`)+" == 1) * 0)") +
+	" and on (pool, node) " + by("pool, node", "max_over_time("+pooled("node_mcd_state", `state!="Done"`)+"[$__range]) == 1")
+
+// Incident is the timeline of an incident over the range the reader
+// picks: each build's phases, each node's state, the nodes off target, the
+// classifier's excerpts and the OCL alerts as annotations. Grafana only:
+// the console draws no state timeline.
+var Incident = Dashboard{
+	UID:         "ocl-incident",
+	Title:       "OCL / Incident",
+	GrafanaOnly: true,
+	Description: "The timeline of an OCL incident over the time range you pick: build phases and node states per pool, nodes off target, the parsed causes with their excerpts, OCL alerts as annotations. ocl_exporter review writes the same timeline as text (docs/review.md).",
+	Rows: []Row{
+		{Title: "Builds", Panels: []Panel{
+			{
+				Kind: StateTimeline, Title: "Build phases", Span: 12, Height: 8, States: buildPhases,
+				Description: "Each MachineOSBuild's phase over time (machineosbuild:mosb_build_phase:code): Prepared and Building, then Succeeded, Failed or Interrupted. A build the MCO deleted ends where its series ends.",
+				Targets:     []Target{{Expr: by("pool, machineosbuild", pooled(buildPhaseCode)), Legend: "{{pool}} {{machineosbuild}}"}},
+			},
+			{
+				Kind: Graph, Title: "Build duration", Span: 6, Height: 8, Unit: UnitSeconds, Min: ptr(0.0),
+				Description: "How long each build ran (machineosbuild:mosb_build_duration_seconds): growing while it builds, flat once it ended. OCLMachineOSBuildTooLong fires past ocl:build_max_duration_seconds.",
+				Targets:     []Target{{Expr: by("pool, machineosbuild", pooled(buildDuration)), Legend: "{{pool}} {{machineosbuild}}"}},
+			},
+			{
+				Kind: Table, Title: "Build failures in the range", Span: 6, Height: 8,
+				Description: "Every cause the classifier read for a build at some moment of the range, with the excerpt that decided it (docs/classes.md).",
+				Targets:     []Target{{Expr: by("pool, machineosbuild, class, excerpt", "max_over_time("+pooled("mosb_failure_info")+"[$__range])")}},
+				Columns: []Column{
+					{Title: "Pool", Label: "pool"}, {Title: "Build", Label: "machineosbuild"},
+					{Title: "Class", Label: "class"}, {Title: "Excerpt", Label: "excerpt"},
+				},
+			},
+		}},
+		{Title: "Rollout", Panels: []Panel{
+			{
+				Kind: StateTimeline, Title: "Node states", Span: 12, Height: 10, States: nodeStates,
+				Description: "The machine-config-daemon state of each node that was not Done at some moment of the range: Working while it applies a config or image, Degraded or Unreconcilable when its update fails.",
+				Targets:     []Target{{Expr: nodeStateCode, Legend: "{{pool}} {{node}}"}},
+			},
+			{
+				Kind: Graph, Title: "Nodes off target", Span: 6, Height: 8, Unit: UnitCount, Min: ptr(0.0), Decimals: ptr(0),
+				Description: "Per pool, the nodes not on their target config or image (pool:ocl_nodes_off_target:count): it rises when the pool gets a new config or image and comes back to 0 when the rollout is done.",
+				Targets:     []Target{{Expr: by("pool", pooled(nodesOffTarget)), Legend: "{{pool}}"}},
+			},
+			{
+				Kind: Table, Title: "Node failures in the range", Span: 6, Height: 8,
+				Description: "Every cause the classifier read for a failing node at some moment of the range, with its excerpt.",
+				Targets:     []Target{{Expr: by("pool, node, class, excerpt", "max_over_time("+pooled("node_update_failure_info")+"[$__range])")}},
+				Columns: []Column{
+					{Title: "Pool", Label: "pool"}, {Title: "Node", Label: "node"},
+					{Title: "Class", Label: "class"}, {Title: "Excerpt", Label: "excerpt"},
+				},
+			},
+		}},
+		{Title: "Alerts", Panels: []Panel{
+			{
+				Kind: Table, Title: "OCL alerts that fired in the range", Span: 12, Height: 8,
+				Description: "Every OCL alert that fired at some moment of the range, with its identifying labels; the annotations mark when. Alerts without a pool (the exporter, the operator, the builder) are listed for every pool.",
+				Targets: []Target{{Expr: by("alertname, severity, pool, machineosbuild, node, class",
+					`max_over_time(ALERTS{alertstate="firing", alertname=~"OCL.+", `+clusterMatcher+`, pool=~"$pool|"}[$__range])`)}},
+				Columns: []Column{
+					{Title: "Alert", Label: "alertname"}, {Title: "Severity", Label: "severity"}, {Title: "Pool", Label: "pool"},
+					{Title: "Build", Label: "machineosbuild"}, {Title: "Node", Label: "node"}, {Title: "Class", Label: "class"},
+				},
+			},
+		}},
+	},
+}
