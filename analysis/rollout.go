@@ -66,6 +66,11 @@ type MachineCounts struct {
 	// update fails (NodeRollout.Failure): the pool-level answers the
 	// rollout rules need, so they need not read every node's series.
 	Working, Failing int
+	// OffImage, OffConfig and OffTarget count the nodes image mode
+	// concerns (NodeRollout.ImageTracked) whose desiredImage, desiredConfig
+	// or either differs from the current one: the pool-level sums of
+	// node_layered_image_mismatch and node_config_mismatch.
+	OffImage, OffConfig, OffTarget int
 }
 
 // NodeRollout is one node and the pool that manages it.
@@ -282,9 +287,10 @@ type poolState struct {
 	mosc *mcfgv1.MachineOSConfig
 	// reports is what the NodeDegraded message says per node, parsed on
 	// first use.
-	reports                  map[string][]string
-	onCurrentImage, onTarget int
-	working, failing         int
+	reports                        map[string][]string
+	onCurrentImage, onTarget       int
+	working, failing               int
+	offImage, offConfig, offTarget int
 	// imageTracked: some node of the pool is layered or still booted
 	// into a layered image.
 	imageTracked bool
@@ -299,6 +305,11 @@ func (ps *poolState) count(annotations map[string]string, nr *NodeRollout) {
 	}
 	if nr.Failure != nil {
 		ps.failing++
+	}
+	if nr.ImageTracked {
+		ps.offImage += boolInt(nr.ImageMismatch)
+		ps.offConfig += boolInt(nr.ConfigMismatch)
+		ps.offTarget += boolInt(nr.ImageMismatch || nr.ConfigMismatch)
 	}
 	image := ""
 	if ps.mosc != nil {
@@ -331,6 +342,9 @@ func (ps *poolState) rollout() PoolRollout {
 			OnTarget:       ps.onTarget,
 			Working:        ps.working,
 			Failing:        ps.failing,
+			OffImage:       ps.offImage,
+			OffConfig:      ps.offConfig,
+			OffTarget:      ps.offTarget,
 		},
 	}
 	// The target matters where image mode does: a layered pool once it
@@ -482,4 +496,11 @@ func updatePhase(conds []metav1.Condition) string {
 		return UpdatePhases[lastTrue]
 	}
 	return PhasePending
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

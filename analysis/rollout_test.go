@@ -332,9 +332,12 @@ func TestAnalyzeRolloutPools(t *testing.T) {
 		},
 	}
 	want := []PoolRollout{
-		{Name: "worker", TargetKnown: true, Conditions: []string{"", "", "", "", "", "", "", ""}, Machines: MachineCounts{Total: 1, OnTarget: 1}},
+		// No node carries desired annotations: every tracked one is off
+		// target (TestPoolOffTargetCounts tells them apart).
+		{Name: "worker", TargetKnown: true, Conditions: []string{"", "", "", "", "", "", "", ""},
+			Machines: MachineCounts{Total: 1, OnTarget: 1, OffImage: 1, OffConfig: 1, OffTarget: 1}},
 		{Name: "infra", Layered: true, HasImage: true, Paused: true, TargetKnown: true, Conditions: []string{"false", "false", "true", "true", "false", "unknown", "", ""},
-			Machines: MachineCounts{Total: 3, Unavailable: 1, Degraded: 1, OnCurrentImage: 2, OnTarget: 1, Working: 1, Failing: 1}},
+			Machines: MachineCounts{Total: 3, Unavailable: 1, Degraded: 1, OnCurrentImage: 2, OnTarget: 1, Working: 1, Failing: 1, OffImage: 3, OffConfig: 3, OffTarget: 3}},
 		{Name: "plain", Conditions: []string{"", "", "", "", "", "", "", ""}, Machines: MachineCounts{Working: 1}},
 	}
 	if got := AnalyzeRollout(c).Pools; !reflect.DeepEqual(got, want) {
@@ -415,5 +418,26 @@ func TestPoolUpdateStopped(t *testing.T) {
 		case tt.want != "" && (got == nil || got.Class != tt.want || got.Excerpt != tt.message):
 			t.Errorf("%q: %+v, want %s quoting the message", tt.message, got, tt.want)
 		}
+	}
+}
+
+// TestPoolOffTargetCounts: the pool counts are the sums of the nodes'
+// node_layered_image_mismatch and node_config_mismatch, over the nodes
+// image mode concerns.
+func TestPoolOffTargetCounts(t *testing.T) {
+	infra := selectingPool("infra", nodeRolePrefix+"infra")
+	c := &Cluster{
+		MachineConfigPools: []*mcfgv1.MachineConfigPool{infra},
+		MachineOSConfigs:   []*mcfgv1.MachineOSConfig{layeredMOSC("infra", rolloutImage)},
+		Nodes: []*metav1.PartialObjectMetadata{
+			rolloutNode("image", "infra", "currentImage="+rolloutOld, "desiredImage="+rolloutImage, "currentConfig=c1", "desiredConfig=c1"),
+			rolloutNode("config", "infra", "currentImage="+rolloutImage, "desiredImage="+rolloutImage, "currentConfig=c1", "desiredConfig=c2"),
+			rolloutNode("both", "infra", "currentImage="+rolloutOld, "desiredImage="+rolloutImage, "currentConfig=c1", "desiredConfig=c2"),
+			rolloutNode("done", "infra", "currentImage="+rolloutImage, "desiredImage="+rolloutImage, "currentConfig=c2", "desiredConfig=c2"),
+		},
+	}
+	m := AnalyzeRollout(c).Pools[0].Machines
+	if m.OffImage != 2 || m.OffConfig != 2 || m.OffTarget != 3 {
+		t.Errorf("off image %d, config %d, target %d; want 2, 2, 3", m.OffImage, m.OffConfig, m.OffTarget)
 	}
 }
