@@ -140,6 +140,19 @@ $(E2E_KSM):
 	cd hack/kube-state-metrics && nice -n 19 $(GO) build -trimpath -o $@.tmp k8s.io/kube-state-metrics/v2
 	mv $@.tmp $@
 
+## bench-rules: what the bundle costs inside Prometheus: the exporter on a
+## synthetic cluster of each of RULEBENCH_SIZES nodes, scraped by
+## Prometheus 3.5 every 15 s with alerts/*rules.yaml evaluated every 15 s;
+## per-group and slowest-rule evaluation time, every dashboard and
+## docs/queries.md query, Prometheus RSS (test/rulebench,
+## docs/performance.md). RULEBENCH_RESULTS=file keeps the table.
+RULEBENCH_SIZES   ?= 2000,10000
+RULEBENCH_RESULTS ?=
+.PHONY: bench-rules
+bench-rules: $(E2E_PROMK8S)
+	E2E_OPERATOR_PROMETHEUS=$(E2E_PROMK8S) RULEBENCH_SIZES=$(RULEBENCH_SIZES) RULEBENCH_RESULTS=$(RULEBENCH_RESULTS) \
+		$(GO) test -tags rulebench -count=1 -v -timeout 30m ./test/rulebench/
+
 ## bench-status: the scrape's latency while STATUS_CLIENTS (50) clients
 ## hammer /status of a STATUS_NODES (5000) node snapshot, the exporter on
 ## one CPU and the clients on the other (test/scale/status_test.go).
