@@ -50,15 +50,7 @@ var Incident = Dashboard{
 				Description: "How long each build ran (machineosbuild:mosb_build_duration_seconds): growing while it builds, flat once it ended. OCLMachineOSBuildTooLong fires past ocl:build_max_duration_seconds.",
 				Targets:     []Target{{Expr: by("pool, machineosbuild", pooled(buildDuration)), Legend: "{{pool}} {{machineosbuild}}"}},
 			},
-			{
-				Kind: Table, Title: "Build failures in the range", Span: 6, Height: 8,
-				Description: "Every cause the classifier read for a build at some moment of the range, with the excerpt that decided it (docs/classes.md).",
-				Targets:     []Target{{Expr: by("pool, machineosbuild, class, excerpt", "max_over_time("+pooled("mosb_failure_info")+"[$__range])")}},
-				Columns: []Column{
-					{Title: "Pool", Label: "pool"}, {Title: "Build", Label: "machineosbuild"},
-					{Title: "Class", Label: "class"}, {Title: "Excerpt", Label: "excerpt"},
-				},
-			},
+			causesInRange("Build failures in the range", "a build", "mosb_failure_info", "machineosbuild", "Build"),
 		}},
 		{Title: "Rollout", Panels: []Panel{
 			{
@@ -71,15 +63,7 @@ var Incident = Dashboard{
 				Description: "Per pool, the nodes not on their target config or image (pool:ocl_nodes_off_target:count): it rises when the pool gets a new config or image and comes back to 0 when the rollout is done.",
 				Targets:     []Target{{Expr: by("pool", pooled(nodesOffTarget)), Legend: "{{pool}}"}},
 			},
-			{
-				Kind: Table, Title: "Node failures in the range", Span: 6, Height: 8,
-				Description: "Every cause the classifier read for a failing node at some moment of the range, with its excerpt.",
-				Targets:     []Target{{Expr: by("pool, node, class, excerpt", "max_over_time("+pooled("node_update_failure_info")+"[$__range])")}},
-				Columns: []Column{
-					{Title: "Pool", Label: "pool"}, {Title: "Node", Label: "node"},
-					{Title: "Class", Label: "class"}, {Title: "Excerpt", Label: "excerpt"},
-				},
-			},
+			causesInRange("Node failures in the range", "a failing node", "node_update_failure_info", "node", "Node"),
 		}},
 		{Title: "Alerts", Panels: []Panel{
 			{
@@ -94,4 +78,19 @@ var Incident = Dashboard{
 			},
 		}},
 	},
+}
+
+// causesInRange tables every cause the classifier read for an object (of
+// label object, titled column) at some moment of the range, from the
+// failure info metric, with the excerpt that decided it.
+func causesInRange(title, what, metric, object, column string) Panel {
+	return Panel{
+		Kind: Table, Title: title, Span: 6, Height: 8,
+		Description: "Every cause the classifier read for " + what + " at some moment of the range, with the excerpt that decided it (docs/classes.md).",
+		Targets:     []Target{{Expr: by("pool, "+object+", class, excerpt", "max_over_time("+pooled(metric)+"[$__range])")}},
+		Columns: []Column{
+			{Title: "Pool", Label: "pool"}, {Title: column, Label: object},
+			{Title: "Class", Label: "class"}, {Title: "Excerpt", Label: "excerpt"},
+		},
+	}
 }

@@ -73,18 +73,11 @@ func TestReviewReadsLifecyclesBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			url := servedHistory(t, tc.name)
-			out, errOut, code := runReview(t, "--prometheus="+url, "--from="+l.Start.Format(time.RFC3339), "--to="+l.At(l.End).Format(time.RFC3339), "-o", "json")
-			if code != 0 {
-				t.Fatalf("review exits %d: %s", code, errOut)
-			}
-			var r review.Report
-			if err := json.Unmarshal([]byte(out), &r); err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			checkAlertWindows(t, l, &r)
-			tc.check(t, l, &r)
+			r := reviewLifecycle(t, url, l)
+			checkAlertWindows(t, l, r)
+			tc.check(t, l, r)
 			if tc.name == sampleLifecycle {
-				md, _, _ := runReview(t, "--prometheus="+url, "--from="+l.Start.Format(time.RFC3339), "--to="+l.At(l.End).Format(time.RFC3339), "-o", "markdown")
+				md, _, _ := runReview(t, append(lifecycleWindow(url, l), "-o", "markdown")...)
 				checkSample(t, md)
 			}
 		})
@@ -120,16 +113,8 @@ func TestReviewReadsEveryLifecycleAlert(t *testing.T) {
 	}
 	for _, l := range all {
 		t.Run(l.Name, func(t *testing.T) {
-			url := servedHistory(t, l.Name)
-			out, errOut, code := runReview(t, "--prometheus="+url, "--from="+l.Start.Format(time.RFC3339), "--to="+l.At(l.End).Format(time.RFC3339), "-o", "json")
-			if code != 0 {
-				t.Fatalf("review exits %d: %s", code, errOut)
-			}
-			var r review.Report
-			if err := json.Unmarshal([]byte(out), &r); err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			checkAlertWindows(t, l, &r)
+			r := reviewLifecycle(t, servedHistory(t, l.Name), l)
+			checkAlertWindows(t, l, r)
 			if l.Healthy && r.Summary.Pages > 0 {
 				t.Errorf("a healthy lifecycle reads %d page(s)", r.Summary.Pages)
 			}
@@ -150,6 +135,25 @@ func TestReviewRefusesWhatItCannotRead(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "no ocl_exporter series") {
 		t.Errorf("a Prometheus without the exporter: exit %d, %s", code, errOut)
 	}
+}
+
+// lifecycleWindow are review's arguments for l's whole history at url.
+func lifecycleWindow(url string, l *lifecycle.Lifecycle) []string {
+	return []string{"--prometheus=" + url, "--from=" + l.Start.Format(time.RFC3339), "--to=" + l.At(l.End).Format(time.RFC3339)}
+}
+
+// reviewLifecycle reviews l's whole history at url, as JSON.
+func reviewLifecycle(t *testing.T, url string, l *lifecycle.Lifecycle) *review.Report {
+	t.Helper()
+	out, errOut, code := runReview(t, append(lifecycleWindow(url, l), "-o", "json")...)
+	if code != 0 {
+		t.Fatalf("review exits %d: %s", code, errOut)
+	}
+	var r review.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return &r
 }
 
 // servedHistory writes lifecycle name's history and serves it.
