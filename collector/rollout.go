@@ -9,7 +9,8 @@ import (
 // rolloutStage exports stage 3: pools and their nodes applying the
 // configuration and, for layered pools, the built image.
 type rolloutStage struct {
-	imageMismatch, configMismatch, mcdState, updatePhase *Spec
+	imageMismatch, configMismatch, offTarget, mcdState   *Spec
+	updatePhase                                          *Spec
 	failureClass, failureInfo                            *Spec
 	poolCondition, poolMachines, poolLayered, poolPaused *Spec
 	poolStopped                                          *Spec
@@ -23,6 +24,9 @@ func newRolloutStage() *rolloutStage {
 		configMismatch: newSpec("node_config_mismatch",
 			"1 while the node's desiredConfig annotation differs from its currentConfig annotation (the node has not finished applying the rendered config it is targeted to, as after a MachineConfig change that keeps the layered image), 0 once they match. Reported for the same nodes as node_layered_image_mismatch.",
 			"node", "pool"),
+		offTarget: newSpec("node_off_target",
+			"1 for each node whose desiredImage or desiredConfig differs from the current one (node_layered_image_mismatch or node_config_mismatch is 1), with the state its machine-config-daemon reports (Done, Working, Degraded, Unreconcilable; empty when missing or unknown); no series for a node on its target, so rules and timelines read the nodes a rollout is moving instead of every node.",
+			"node", "pool", "state"),
 		mcdState: newSpec("node_mcd_state",
 			"1 for the state the machine-config-daemon reports in the node's state annotation (Done, Working, Degraded, Unreconcilable), 0 for the others; all 0 when the annotation is missing or unknown.",
 			"node", "pool", "state"),
@@ -55,7 +59,7 @@ func newRolloutStage() *rolloutStage {
 
 func (s *rolloutStage) specs() []*Spec {
 	return []*Spec{
-		s.imageMismatch, s.configMismatch, s.mcdState, s.updatePhase, s.failureClass, s.failureInfo,
+		s.imageMismatch, s.configMismatch, s.offTarget, s.mcdState, s.updatePhase, s.failureClass, s.failureInfo,
 		s.poolCondition, s.poolMachines, s.poolLayered, s.poolPaused, s.poolStopped,
 	}
 }
@@ -111,6 +115,9 @@ func (s *rolloutStage) collectNode(n *analysis.NodeRollout, ch chan<- prometheus
 	if n.ImageTracked {
 		ch <- s.imageMismatch.gauge(boolean(n.ImageMismatch), n.Name, n.Pool)
 		ch <- s.configMismatch.gauge(boolean(n.ConfigMismatch), n.Name, n.Pool)
+		if n.ImageMismatch || n.ConfigMismatch {
+			ch <- s.offTarget.gauge(1, n.Name, n.Pool, n.State)
+		}
 	}
 	for _, st := range analysis.MCDStates {
 		ch <- s.mcdState.gauge(boolean(n.State == st), n.Name, n.Pool, st)

@@ -232,16 +232,21 @@ func node(i int, p, image string) (*metav1.PartialObjectMetadata, *mcfgv1.Machin
 		"node-role.kubernetes.io/" + p: "", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
 		"node.kubernetes.io/instance-type": "m6i.xlarge", "topology.kubernetes.io/zone": "us-east-2a",
 	}
-	state, current, reason := "Done", image, ""
+	state, current, currentConfig, reason := "Done", image, rendered, ""
 	switch {
 	case image != "" && i%100 == 7:
 		state, current = "Degraded", "quay.io/example/os@"+digest("old")
 		reason = "failed to update OS to " + image + " after retries: error: Creating importer: failed to invoke method OpenImage: reading manifest in quay.io/example/os: manifest unknown"
 	case i%50 == 9:
-		state = "Working"
+		// Mid-update: targeted to the pool's config and image, still on
+		// the previous ones.
+		state, currentConfig = "Working", "rendered-"+p+"-"+hash(p+"old")
+		if image != "" {
+			current = "quay.io/example/os@" + digest("old")
+		}
 	}
 	n.Annotations = map[string]string{
-		analysis.NodeAnnotationCurrentConfig: rendered, analysis.NodeAnnotationDesiredConfig: rendered,
+		analysis.NodeAnnotationCurrentConfig: currentConfig, analysis.NodeAnnotationDesiredConfig: rendered,
 		analysis.NodeAnnotationState: state, analysis.NodeAnnotationReason: reason,
 		"k8s.ovn.org/node-subnets":                               `{"default":["10.128.2.0/23"]}`,
 		"k8s.ovn.org/host-cidrs":                                 `["10.0.1.1/24"]`,
