@@ -13,21 +13,24 @@ var buildPhases = []State{
 	{3, "Succeeded", Green}, {4, "Failed", Red}, {5, "Interrupted", Orange},
 }
 
-// nodeStates name the machine-config-daemon states of nodeStateCode.
+// nodeStates name the values of nodeStateCode.
 var nodeStates = []State{
-	{0, "Done", Green}, {1, "Working", Yellow}, {2, "Degraded", Red}, {3, "Unreconcilable", Purple},
+	{0, "Targeted", Blue}, {1, "Working", Yellow}, {2, "Failing", Red}, {3, "Unreconcilable", Purple},
 }
 
-// nodeStateCode is each node's machine-config-daemon state as a number,
-// for the nodes of the chosen pools that were not Done at some moment of
-// the range: a timeline of thousands of nodes that did nothing says
-// nothing.
+// nodeStateCode is, for each node of the chosen pools while it is off its
+// target config or image or failing, where it is: targeted but not picked
+// up yet by its machine-config-daemon, Working, failing (Degraded, or an
+// update error the daemon has not turned into Degraded yet),
+// Unreconcilable. It reads node_off_target and node_update_failure_class,
+// which have series only for such nodes: a node at rest is a gap, and the
+// cost follows the nodes in flight, not the cluster (docs/performance.md).
 var nodeStateCode = by("pool, node",
-	"(("+pooled("node_mcd_state", `state="Working"`)+" == 1) * 1"+
-		" or ("+pooled("node_mcd_state", `state="Degraded"`)+" == 1) * 2"+
-		" or ("+pooled("node_mcd_state", `state="Unreconcilable"`)+" == 1) * 3"+
-		" or ("+pooled("node_mcd_state", `state="Done"`)+" == 1) * 0)") +
-	" and on (pool, node) " + by("pool, node", "max_over_time("+pooled("node_mcd_state", `state!="Done"`)+"[$__range]) == 1")
+	pooled("node_off_target", `state!~"Working|Degraded|Unreconcilable"`)+" * 0"+
+		" or "+pooled("node_off_target", `state="Working"`)+
+		" or "+pooled("node_off_target", `state="Degraded"`)+" * 2"+
+		" or "+pooled("node_update_failure_class")+" * 2"+
+		" or "+pooled("node_off_target", `state="Unreconcilable"`)+" * 3")
 
 // Incident is the timeline of an incident over the range the reader
 // picks: each build's phases, each node's state, the nodes off target, the
@@ -55,7 +58,7 @@ var Incident = Dashboard{
 		{Title: "Rollout", Panels: []Panel{
 			{
 				Kind: StateTimeline, Title: "Node states", Span: 12, Height: 10, States: nodeStates,
-				Description: "The machine-config-daemon state of each node that was not Done at some moment of the range: Working while it applies a config or image, Degraded or Unreconcilable when its update fails.",
+				Description: "Each node of the pool while it is off its target config or image or failing (node_off_target, node_update_failure_class): Targeted until its machine-config-daemon picks the update up, Working while it applies it, Failing (Degraded, or an update error) or Unreconcilable. A node on its target and not failing is a gap, so only the nodes the rollout moved are drawn.",
 				Targets:     []Target{{Expr: nodeStateCode, Legend: "{{pool}} {{node}}"}},
 			},
 			{

@@ -33,7 +33,7 @@ var Overview = Dashboard{
 			{
 				Kind: SingleStat, Title: "Nodes off their desired image", Span: 2, Height: 4, Unit: UnitCount, Decimals: ptr(0), Thresholds: watch,
 				Description: "Nodes of layered pools whose currentImage is not yet their desiredImage. Non-zero during a rollout; it should come back to 0.",
-				Targets:     []Target{{Expr: "sum(" + imageMismatch + ")" + orZero}},
+				Targets:     []Target{{Expr: "sum(" + offImage + ")" + orZero}},
 			},
 			{
 				Kind: SingleStat, Title: "Nodes failing to update", Span: 2, Height: 4, Unit: UnitCount, Decimals: ptr(0), Thresholds: bad,

@@ -42,7 +42,9 @@ var poolPaused = by("pool", pooled("ocl_pool_paused"))
 var (
 	buildStart    = pooled("mosb_build_start_timestamp_seconds")
 	buildEnd      = pooled("mosb_build_end_timestamp_seconds")
-	imageMismatch = pooled("node_layered_image_mismatch")
+	// offImage is per pool the nodes off their desired image, from the
+	// pool's count rather than every node's series.
+	offImage = machines("off_image")
 	// count(x) of nothing is no data; a zero reads better on a singlestat.
 	orZero = " or vector(0)"
 )
@@ -59,13 +61,11 @@ func rolloutProgressGraph() Panel {
 }
 
 func nodesOffImageTable() Panel {
-	mismatched := imageMismatch + " == 1"
 	return Panel{
-		Kind: Table, Title: "Nodes off their desired image", Span: 6, Height: 8,
-		Description: "Nodes of layered pools whose desiredImage annotation differs from their currentImage, with the machine-config-daemon state (empty when the node has no state annotation). Normal while a rollout runs; a node that stays here is stuck: see the Rollout dashboard.",
-		Targets: []Target{{Expr: by("pool, node, state", "("+pooled("node_mcd_state")+" == 1) and on (node) ("+mismatched+")") +
-			" or on (node) " + by("pool, node", mismatched)}},
-		Columns: []Column{{Title: "Pool", Label: "pool"}, {Title: "Node", Label: "node"}, {Title: "MCD state", Label: "state"}},
+		Kind: Table, Title: "Nodes off their desired image or config", Span: 6, Height: 8,
+		Description: "Nodes image mode concerns whose desiredImage or desiredConfig annotation differs from the current one (a MachineConfig change that keeps the image moves the config only), with the machine-config-daemon state (empty when the node has no state annotation). Normal while a rollout runs; a node that stays here is stuck: see the Rollout dashboard.",
+		Targets:     []Target{{Expr: by("pool, node, state", pooled("node_off_target"))}},
+		Columns:     []Column{{Title: "Pool", Label: "pool"}, {Title: "Node", Label: "node"}, {Title: "MCD state", Label: "state"}},
 	}
 }
 

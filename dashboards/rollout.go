@@ -42,7 +42,7 @@ var Rollout = Dashboard{
 				Kind: Graph, Title: "Nodes off their desired image", Span: 6, Height: 8,
 				Unit: UnitCount, Min: ptr(0.0), Decimals: ptr(0),
 				Description: "Per pool, nodes whose currentImage is not their desiredImage: the nodes the MCO is updating now (it targets at most maxUnavailable at a time, none while the pool is paused; nodes waiting their turn are not counted here but in the pool table's machines off the current image). A rollout is this line at 1 or so, node after node, and back to 0.",
-				Targets:     []Target{{Expr: "sum by (pool) (" + imageMismatch + ")", Legend: "{{pool}}"}},
+				Targets:     []Target{{Expr: offImage, Legend: "{{pool}}"}},
 			},
 			{
 				Kind: Table, Title: "Nodes whose daemon is not Done", Span: 6, Height: 8,
@@ -51,10 +51,10 @@ var Rollout = Dashboard{
 				Columns:     []Column{{Title: "Pool", Label: "pool"}, {Title: "Node", Label: "node"}, {Title: "MCD state", Label: "state"}},
 			},
 			{
-				Kind: Graph, Title: "Nodes by daemon state", Span: 6, Height: 8, Stack: true,
+				Kind: Graph, Title: "Nodes working and failing", Span: 6, Height: 8, Stack: true,
 				Unit: UnitCount, Min: ptr(0.0), Decimals: ptr(0),
-				Description: "Nodes by machine-config-daemon state. Degraded or Unreconcilable nodes do not update until fixed.",
-				Targets:     []Target{{Expr: "sum by (state) (" + pooled("node_mcd_state") + ")", Legend: "{{state}}"}},
+				Description: "Nodes whose machine-config-daemon is Working, and nodes whose update fails (Degraded, Unreconcilable, or an update error not yet Degraded), from the pools' counts (ocl_pool_machines); the others are Done. Failing nodes do not update until fixed.",
+				Targets:     []Target{{Expr: "sum by (state) (" + by("pool, state", pooled("ocl_pool_machines", `state=~"working|failing"`)) + ")", Legend: "{{state}}"}},
 			},
 			{
 				Kind: Table, Title: "Nodes in the middle of an update", Span: 6, Height: 8,
@@ -65,8 +65,8 @@ var Rollout = Dashboard{
 			{
 				Kind: Graph, Title: "Nodes by update step", Span: 6, Height: 8, Stack: true,
 				Unit: UnitCount, Min: ptr(0.0), Decimals: ptr(0),
-				Description: "Nodes by the update step their MachineConfigNode reports (Updated when done).",
-				Targets:     []Target{{Expr: "count by (phase) (" + pooled("node_update_phase") + ")", Legend: "{{phase}}"}},
+				Description: "Nodes in an update by the step their MachineConfigNode reports; the nodes Updated (done) are not counted, so the graph reads only the nodes moving.",
+				Targets:     []Target{{Expr: "count by (phase) (" + pooled("node_update_phase", `phase!="Updated"`) + ")", Legend: "{{phase}}"}},
 			},
 		}},
 		{Title: "Failures", Panels: []Panel{
