@@ -14,23 +14,20 @@ var buildPhases = []State{
 }
 
 // nodeStates name the values of nodeStateCode.
-var nodeStates = []State{
-	{0, "Targeted", Blue}, {1, "Working", Yellow}, {2, "Failing", Red}, {3, "Unreconcilable", Purple},
-}
+var nodeStates = []State{{0, "Targeted", Blue}, {1, "Working", Yellow}, {2, "Failing", Red}}
 
 // nodeStateCode is, for each node of the chosen pools while it is off its
 // target config or image or failing, where it is: targeted but not picked
-// up yet by its machine-config-daemon, Working, failing (Degraded, or an
-// update error the daemon has not turned into Degraded yet),
-// Unreconcilable. It reads node_off_target and node_update_failure_class,
+// up yet by its machine-config-daemon, Working, or failing (Degraded,
+// Unreconcilable, or an update error the daemon has not turned into
+// Degraded yet). It reads node_off_target and node_update_failure_class,
 // which have series only for such nodes: a node at rest is a gap, and the
 // cost follows the nodes in flight, not the cluster (docs/performance.md).
-var nodeStateCode = by("pool, node",
-	pooled("node_off_target", `state!~"Working|Degraded|Unreconcilable"`)+" * 0"+
-		" or "+pooled("node_off_target", `state="Working"`)+
-		" or "+pooled("node_off_target", `state="Degraded"`)+" * 2"+
-		" or "+pooled("node_update_failure_class")+" * 2"+
-		" or "+pooled("node_off_target", `state="Unreconcilable"`)+" * 3")
+// Each side is reduced to one series a node before the or, which keeps
+// the first it finds; each series is read once.
+var nodeStateCode = by("pool, node", pooled("node_update_failure_class")) + " * 2" +
+	" or " + by("pool, node", pooled("node_off_target", `state="Working"`)) +
+	" or " + by("pool, node", pooled("node_off_target", `state!="Working"`)) + " * 0"
 
 // Incident is the timeline of an incident over the range the reader
 // picks: each build's phases, each node's state, the nodes off target, the
@@ -58,7 +55,7 @@ var Incident = Dashboard{
 		{Title: "Rollout", Panels: []Panel{
 			{
 				Kind: StateTimeline, Title: "Node states", Span: 12, Height: 10, States: nodeStates,
-				Description: "Each node of the pool while it is off its target config or image or failing (node_off_target, node_update_failure_class): Targeted until its machine-config-daemon picks the update up, Working while it applies it, Failing (Degraded, or an update error) or Unreconcilable. A node on its target and not failing is a gap, so only the nodes the rollout moved are drawn.",
+				Description: "Each node of the pool while it is off its target config or image or failing (node_off_target, node_update_failure_class): Targeted until its machine-config-daemon picks the update up, Working while it applies it, Failing (Degraded, Unreconcilable, or an update error; the class is in the table beside). A node on its target and not failing is a gap, so only the nodes the rollout moved are drawn.",
 				Targets:     []Target{{Expr: nodeStateCode, Legend: "{{pool}} {{node}}"}},
 			},
 			{

@@ -45,13 +45,7 @@ var Rollout = Dashboard{
 				Targets:     []Target{{Expr: offImage, Legend: "{{pool}}"}},
 			},
 			{
-				Kind: Table, Title: "Nodes whose daemon is not Done", Span: 6, Height: 8,
-				Description: "Nodes whose machine-config-daemon state annotation is Working, Degraded or Unreconcilable.",
-				Targets:     []Target{{Expr: by("pool, node, state", pooled("node_mcd_state", `state!="Done"`)+" == 1")}},
-				Columns:     []Column{{Title: "Pool", Label: "pool"}, {Title: "Node", Label: "node"}, {Title: "MCD state", Label: "state"}},
-			},
-			{
-				Kind: Graph, Title: "Nodes working and failing", Span: 6, Height: 8, Stack: true,
+				Kind: Graph, Title: "Nodes working and failing", Span: 12, Height: 8, Stack: true,
 				Unit: UnitCount, Min: ptr(0.0), Decimals: ptr(0),
 				Description: "Nodes whose machine-config-daemon is Working, and nodes whose update fails (Degraded, Unreconcilable, or an update error not yet Degraded), from the pools' counts (ocl_pool_machines); the others are Done. Failing nodes do not update until fixed.",
 				Targets:     []Target{{Expr: "sum by (state) (" + by("pool, state", pooled("ocl_pool_machines", `state=~"working|failing"`)) + ")", Legend: "{{state}}"}},
