@@ -40,8 +40,8 @@ var rolloutProgress = machines("on_target") + " / (" + machines("total") + " > 0
 var poolPaused = by("pool", pooled("ocl_pool_paused"))
 
 var (
-	buildStart    = pooled("mosb_build_start_timestamp_seconds")
-	buildEnd      = pooled("mosb_build_end_timestamp_seconds")
+	buildStart = pooled("mosb_build_start_timestamp_seconds")
+	buildEnd   = pooled("mosb_build_end_timestamp_seconds")
 	// offImage is per pool the nodes off their desired image, from the
 	// pool's count rather than every node's series.
 	offImage = machines("off_image")

@@ -141,11 +141,13 @@ $(E2E_KSM):
 	mv $@.tmp $@
 
 ## bench-rules: what the bundle costs inside Prometheus: the exporter on a
-## synthetic cluster of each of RULEBENCH_SIZES nodes, scraped by
-## Prometheus 3.5 every 15 s with alerts/*rules.yaml evaluated every 15 s;
-## per-group and slowest-rule evaluation time, every dashboard and
-## docs/queries.md query, Prometheus RSS (test/rulebench,
-## docs/performance.md). RULEBENCH_RESULTS=file keeps the table.
+## synthetic cluster of each of RULEBENCH_SIZES nodes, 6 hours of its
+## history and the rules' backfilled, then scraped by Prometheus 3.5 every
+## 15 s with alerts/*rules.yaml evaluated every 15 s; per-group and
+## per-rule evaluation time, every dashboard query over the dashboards'
+## 6 hours and every docs/queries.md query, Prometheus RSS
+## (test/rulebench, docs/performance.md). RULEBENCH_RESULTS=file keeps
+## the table.
 RULEBENCH_SIZES   ?= 2000,10000
 RULEBENCH_RESULTS ?=
 .PHONY: bench-rules

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/rules"
+	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
 	"go.yaml.in/yaml/v3"
 )
@@ -73,43 +74,61 @@ func Write(dir, testFile string) (Written, error) {
 		}
 		ruleFiles = append(ruleFiles, m...)
 	}
+	start := test.StartTimestamp
+	end := start
+	for _, s := range test.InputSeries {
+		_, vals, err := parser.ParseSeriesDesc(s.Series + " " + s.Values)
+		if err != nil {
+			return Written{}, fmt.Errorf("%s: series %s: %w", testFile, s.Series, err)
+		}
+		for i, v := range vals {
+			if ts := start.Add(time.Duration(i) * interval); !v.Omitted && ts.After(end) {
+				end = ts
+			}
+		}
+	}
+	series := func(app storage.Appender) error {
+		for _, s := range test.InputSeries {
+			lbls, vals, _ := parser.ParseSeriesDesc(s.Series + " " + s.Values)
+			for i, v := range vals {
+				if v.Omitted {
+					continue
+				}
+				ts := start.Add(time.Duration(i) * interval)
+				if _, err := app.Append(0, lbls, ts.UnixMilli(), v.Value); err != nil {
+					return fmt.Errorf("%s: %s at %s: %w", testFile, lbls, ts, err)
+				}
+			}
+		}
+		return nil
+	}
+	w := Written{Start: start, End: end}
+	return w, Store(dir, w, series, ruleFiles, evalEvery)
+}
 
+// Store writes into dir, as one persisted block, what series appends and
+// the results of the rules of ruleFiles evaluated every evalEvery from
+// w.Start to w.End, in the files' order, by Prometheus' rule engine.
+func Store(dir string, w Written, series func(storage.Appender) error, ruleFiles []string, evalEvery time.Duration) error {
 	opts := tsdb.DefaultOptions()
-	// One block for the whole lifecycle: no compaction moves the head's
-	// lower bound while the rules append at earlier times.
+	// One block for the whole range: no compaction moves the head's lower
+	// bound while the rules append at earlier times.
 	opts.MinBlockDuration = int64(7 * 24 * time.Hour / time.Millisecond)
 	opts.MaxBlockDuration = opts.MinBlockDuration
 	logger := slog.New(slog.DiscardHandler)
 	db, err := tsdb.Open(dir, logger, nil, opts, nil)
 	if err != nil {
-		return Written{}, err
+		return err
 	}
 	defer db.Close()
 	db.DisableCompactions()
 
-	start := test.StartTimestamp
-	end := start
 	app := db.Appender(context.Background())
-	for _, s := range test.InputSeries {
-		lbls, vals, err := parser.ParseSeriesDesc(s.Series + " " + s.Values)
-		if err != nil {
-			return Written{}, fmt.Errorf("%s: series %s: %w", testFile, s.Series, err)
-		}
-		for i, v := range vals {
-			if v.Omitted {
-				continue
-			}
-			ts := start.Add(time.Duration(i) * interval)
-			if ts.After(end) {
-				end = ts
-			}
-			if _, err := app.Append(0, lbls, ts.UnixMilli(), v.Value); err != nil {
-				return Written{}, fmt.Errorf("%s: %s at %s: %w", testFile, lbls, ts, err)
-			}
-		}
+	if err := series(app); err != nil {
+		return err
 	}
 	if err := app.Commit(); err != nil {
-		return Written{}, err
+		return err
 	}
 
 	ctx := context.Background()
@@ -120,7 +139,7 @@ func Write(dir, testFile string) (Written, error) {
 	})
 	groups, errs := mgr.LoadGroups(evalEvery, labels.EmptyLabels(), "", nil, false, ruleFiles...)
 	if len(errs) > 0 {
-		return Written{}, fmt.Errorf("%s: loading %v: %v", testFile, ruleFiles, errs)
+		return fmt.Errorf("loading %v: %v", ruleFiles, errs)
 	}
 	ordered := make([]*rules.Group, 0, len(groups))
 	for _, f := range ruleFiles {
@@ -133,13 +152,13 @@ func Write(dir, testFile string) (Written, error) {
 	for _, g := range ordered {
 		for _, r := range g.Rules() {
 			if ar, ok := r.(*rules.AlertingRule); ok {
-				// A Prometheus that ran through the lifecycle has nothing
-				// to restore: it writes ALERTS from the first evaluation.
+				// A Prometheus that ran through the range has nothing to
+				// restore: it writes ALERTS from the first evaluation.
 				ar.SetRestored(true)
 			}
 		}
 	}
-	for ts := start; !ts.After(end); ts = ts.Add(evalEvery) {
+	for ts := w.Start; !ts.After(w.End); ts = ts.Add(evalEvery) {
 		for _, g := range ordered {
 			g.Eval(ctx, ts)
 		}
@@ -147,16 +166,16 @@ func Write(dir, testFile string) (Written, error) {
 
 	// Persist the head as a block, so a Prometheus of another version
 	// reads it without replaying this version's write-ahead log.
-	if err := db.CompactHead(tsdb.NewRangeHead(db.Head(), start.UnixMilli(), end.Add(evalEvery).UnixMilli())); err != nil {
-		return Written{}, fmt.Errorf("compacting: %w", err)
+	if err := db.CompactHead(tsdb.NewRangeHead(db.Head(), w.Start.UnixMilli(), w.End.Add(evalEvery).UnixMilli())); err != nil {
+		return fmt.Errorf("compacting: %w", err)
 	}
 	if err := db.Close(); err != nil {
-		return Written{}, err
+		return err
 	}
 	for _, d := range []string{"wal", "chunks_head"} {
 		if err := os.RemoveAll(filepath.Join(dir, d)); err != nil {
-			return Written{}, err
+			return err
 		}
 	}
-	return Written{Start: start, End: end}, nil
+	return nil
 }
