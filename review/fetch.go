@@ -111,11 +111,21 @@ var queries = map[string]string{
 	qCurrentBuild: `max by (pool, machineosbuild) (mosc_current_build_info{%s})`,
 	qSecret:       `max by (pool, field, secret) (mosc_secret_missing{%s}) == 1`,
 	qPoolMissing:  `max by (pool) (mosc_pool_missing{%s}) == 1`,
-	qOffTarget:    `max by (pool, node) ({__name__=~"node_layered_image_mismatch|node_config_mismatch", %s}) == 1`,
+	qOffTarget:    `max by (pool, node) (node_off_target{%s})`,
 	qNodeFailure:  `max by (pool, node, class, excerpt) (node_update_failure_info{%s})`,
 	qCondition:    `max by (pool, condition) (ocl_pool_condition{condition=~"Updating|Degraded", status="true", %s}) == 1`,
 	qPaused:       `max by (pool) (ocl_pool_paused{%s}) == 1`,
 	qAlerts:       `max without (alertstate, prometheus_replica) (ALERTS{alertstate="firing", alertname=~"OCL.+", %s})`,
+}
+
+// fallbacks answer a query from the series an older exporter wrote, when
+// the window holds none of the newer one's. node_off_target has a series
+// only for the nodes in flight, so a review of a large cluster reads those
+// instead of every node's at every step; history written before it
+// existed still reads the mismatch series. A window in which no node moved
+// runs both, and finds nothing in either.
+var fallbacks = map[string]string{
+	qOffTarget: `max by (pool, node) ({__name__=~"node_layered_image_mismatch|node_config_mismatch", %s}) == 1`,
 }
 
 const (
@@ -149,16 +159,28 @@ func Fetch(ctx context.Context, q Querier, w Window, f Filter) (Series, error) {
 		if name == qExporter {
 			fm.Pool = "" // the exporter's own series have no pool
 		}
-		query := fmt.Sprintf(tmpl, fm.matchers(name == qAlerts))
-		query = strings.ReplaceAll(query, "{}", "")
-		query = strings.ReplaceAll(query, ", }", "}")
-		m, err := q.QueryRange(ctx, query, r)
+		m, err := queryRange(ctx, q, tmpl, fm.matchers(name == qAlerts), r)
+		if fallback, ok := fallbacks[name]; ok && err == nil && len(m) == 0 {
+			m, err = queryRange(ctx, q, fallback, fm.matchers(false), r)
+		}
 		if err != nil {
-			return nil, explain(err, query)
+			return nil, err
 		}
 		out[name] = m
 	}
 	return out, nil
+}
+
+// queryRange runs the query tmpl with matchers over r.
+func queryRange(ctx context.Context, q Querier, tmpl, matchers string, r v1.Range) (model.Matrix, error) {
+	query := fmt.Sprintf(tmpl, matchers)
+	query = strings.ReplaceAll(query, "{}", "")
+	query = strings.ReplaceAll(query, ", }", "}")
+	m, err := q.QueryRange(ctx, query, r)
+	if err != nil {
+		return nil, explain(err, query)
+	}
+	return m, nil
 }
 
 // explain turns a query's error into one sentence with the fix.

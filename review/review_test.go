@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -271,5 +272,49 @@ func TestNewWindow(t *testing.T) {
 	}
 	if _, err := NewWindow(t0, t0.Add(3*365*24*time.Hour)); err == nil {
 		t.Error("a three-year window is accepted")
+	}
+}
+
+// answers is a Querier that answers the queries containing a key with its
+// matrix, and records what it was asked.
+type answers struct {
+	by    map[string]model.Matrix
+	asked []string
+}
+
+func (a *answers) QueryRange(_ context.Context, q string, _ v1.Range) (model.Matrix, error) {
+	a.asked = append(a.asked, q)
+	for k, m := range a.by {
+		if strings.Contains(q, k) {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+// TestFetchOffTargetFallsBack: node_off_target answers the rollout's nodes;
+// history an exporter wrote before it existed is read from the mismatch
+// series, which are asked for only then.
+func TestFetchOffTargetFallsBack(t *testing.T) {
+	node := model.Matrix{present(model.Metric{"pool": "worker", "node": "n1"}, 50, 55, 1)}
+	for name, c := range map[string]struct {
+		by           map[string]model.Matrix
+		fallbackUsed bool
+	}{
+		"current exporter": {by: map[string]model.Matrix{"node_off_target": node}},
+		"older exporter":   {by: map[string]model.Matrix{"node_layered_image_mismatch": node}, fallbackUsed: true},
+	} {
+		a := &answers{by: c.by}
+		s, err := Fetch(context.Background(), a, window, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s[qOffTarget]) != 1 {
+			t.Errorf("%s: off target %v, want n1", name, s[qOffTarget])
+		}
+		asked := slices.ContainsFunc(a.asked, func(q string) bool { return strings.Contains(q, "node_layered_image_mismatch") })
+		if asked != c.fallbackUsed {
+			t.Errorf("%s: mismatch series asked for: %v, want %v", name, asked, c.fallbackUsed)
+		}
 	}
 }
