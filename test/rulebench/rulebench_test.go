@@ -236,16 +236,16 @@ scrape_configs:
 	var worst named
 	end := time.Now()
 	for _, q := range dashboardQueries(t) {
-		d := queryTime(t, base, q.expr, q.rng, end)
-		t.Logf("%d nodes: query %s %s", nodes, q.where, ms(d))
+		d, n := queryTime(t, base, q.expr, q.rng, end)
+		t.Logf("%d nodes: query %s %s, %d series", nodes, q.where, ms(d), n)
 		if d > worst.d {
 			worst = named{q.where, d}
 		}
 	}
 	res.dashboards = ms(worst.d) + " (" + worst.name + ")"
 	for i, q := range docQueries(t) {
-		d := queryTime(t, base, q, false, end)
-		t.Logf("%d nodes: query docs/queries.md block %d %s", nodes, i+1, ms(d))
+		d, n := queryTime(t, base, q, false, end)
+		t.Logf("%d nodes: query docs/queries.md block %d %s, %d series", nodes, i+1, ms(d), n)
 		res.docsMax = max(res.docsMax, d)
 	}
 	t.Logf("%d nodes: %+v", nodes, res)
@@ -320,7 +320,7 @@ func waitFor(t *testing.T, base, q string, timeout time.Duration) {
 // queryTime is Prometheus' total evaluation time of q: a range query over
 // the dashboards' range at Grafana's step (graphs and timelines), else an
 // instant query.
-func queryTime(t *testing.T, base, q string, rng bool, end time.Time) time.Duration {
+func queryTime(t *testing.T, base, q string, rng bool, end time.Time) (d time.Duration, series int) {
 	t.Helper()
 	v := url.Values{"query": {q}, "stats": {"all"}}
 	path := "/api/v1/query"
@@ -334,7 +334,8 @@ func queryTime(t *testing.T, base, q string, rng bool, end time.Time) time.Durat
 	}
 	var r struct {
 		Data struct {
-			Stats struct {
+			Result []json.RawMessage `json:"result"`
+			Stats  struct {
 				Timings struct {
 					EvalTotalTime float64 `json:"evalTotalTime"`
 				} `json:"timings"`
@@ -342,7 +343,7 @@ func queryTime(t *testing.T, base, q string, rng bool, end time.Time) time.Durat
 		} `json:"data"`
 	}
 	get(t, base+path+"?"+v.Encode(), &r)
-	return seconds(r.Data.Stats.Timings.EvalTotalTime)
+	return seconds(r.Data.Stats.Timings.EvalTotalTime), len(r.Data.Result)
 }
 
 type query struct {
