@@ -65,9 +65,11 @@ func Objects(s Size) []runtime.Object {
 		pools = append(pools, fmt.Sprintf("layered%d", i))
 	}
 	images := map[string]string{}
+	byName := map[string]*mcfgv1.MachineConfigPool{}
 	for _, p := range pools {
 		rendered := "rendered-" + p + "-" + hash(p)
-		add(pool(p, rendered))
+		byName[p] = pool(p, rendered)
+		add(byName[p])
 		if p == "master" || p == "worker" {
 			continue
 		}
@@ -85,6 +87,7 @@ func Objects(s Size) []runtime.Object {
 		}
 		n, m := node(i, p, images[p])
 		add(n, m)
+		count(&byName[p].Status, n.Annotations[analysis.NodeAnnotationState])
 	}
 	add(operator(), builder())
 	for i := 0; i < 50; i++ {
@@ -112,6 +115,23 @@ func pool(name, rendered string) *mcfgv1.MachineConfigPool {
 				{Type: mcfgv1.MachineConfigPoolImageBuildDegraded, Status: corev1.ConditionFalse, Reason: "BuildSuccess"},
 			},
 		},
+	}
+}
+
+// count adds a node in state to the pool's machine counts, as the node
+// controller counts them: updated when Done on the pool's config, ready
+// when not updating, degraded when Degraded.
+func count(s *mcfgv1.MachineConfigPoolStatus, state string) {
+	s.MachineCount++
+	switch state {
+	case "Done":
+		s.UpdatedMachineCount++
+		s.ReadyMachineCount++
+	case "Degraded":
+		s.DegradedMachineCount++
+		s.UnavailableMachineCount++
+	default:
+		s.UnavailableMachineCount++
 	}
 }
 
