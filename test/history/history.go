@@ -74,13 +74,19 @@ func Write(dir, testFile string) (Written, error) {
 		}
 		ruleFiles = append(ruleFiles, m...)
 	}
+	type input struct {
+		lbls labels.Labels
+		vals []parser.SequenceValue
+	}
+	inputs := make([]input, 0, len(test.InputSeries))
 	start := test.StartTimestamp
 	end := start
 	for _, s := range test.InputSeries {
-		_, vals, err := parser.ParseSeriesDesc(s.Series + " " + s.Values)
+		lbls, vals, err := parser.ParseSeriesDesc(s.Series + " " + s.Values)
 		if err != nil {
 			return Written{}, fmt.Errorf("%s: series %s: %w", testFile, s.Series, err)
 		}
+		inputs = append(inputs, input{lbls, vals})
 		for i, v := range vals {
 			if ts := start.Add(time.Duration(i) * interval); !v.Omitted && ts.After(end) {
 				end = ts
@@ -88,15 +94,14 @@ func Write(dir, testFile string) (Written, error) {
 		}
 	}
 	series := func(app storage.Appender) error {
-		for _, s := range test.InputSeries {
-			lbls, vals, _ := parser.ParseSeriesDesc(s.Series + " " + s.Values)
-			for i, v := range vals {
+		for _, in := range inputs {
+			for i, v := range in.vals {
 				if v.Omitted {
 					continue
 				}
 				ts := start.Add(time.Duration(i) * interval)
-				if _, err := app.Append(0, lbls, ts.UnixMilli(), v.Value); err != nil {
-					return fmt.Errorf("%s: %s at %s: %w", testFile, lbls, ts, err)
+				if _, err := app.Append(0, in.lbls, ts.UnixMilli(), v.Value); err != nil {
+					return fmt.Errorf("%s: %s at %s: %w", testFile, in.lbls, ts, err)
 				}
 			}
 		}

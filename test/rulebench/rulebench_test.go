@@ -129,15 +129,15 @@ func measure(t *testing.T, prom string, nodes int) result {
 	}
 	backfill(t, filepath.Join(dir, "data"), reg, l.Addr().String(), rules)
 	config := fmt.Sprintf(`global:
-  scrape_interval: 15s
-  evaluation_interval: 15s
-rule_files: [%q]
+  scrape_interval: %[1]s
+  evaluation_interval: %[1]s
+rule_files: [%[2]q]
 scrape_configs:
   - job_name: ocl-exporter
-    static_configs: [{targets: [%q]}]
+    static_configs: [{targets: [%[3]q]}]
   - job_name: prometheus
-    static_configs: [{targets: [%q]}]
-`, rules, l.Addr().String(), addr)
+    static_configs: [{targets: [%[4]q]}]
+`, model.Duration(scrapeInterval), rules, l.Addr().String(), addr)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
