@@ -55,9 +55,10 @@ func shellWords(line string) []string {
 			continue
 		case depth > 0:
 			w.WriteRune(r)
-			if r == '(' {
+			switch r {
+			case '(':
 				depth++
-			} else if r == ')' {
+			case ')':
 				depth--
 			}
 			continue
