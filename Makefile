@@ -12,7 +12,8 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 BRANCH    ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Revision=$(REVISION) -X $(PKG).Branch=$(BRANCH) \
-             -X $(PKG).BuildUser=ocl_exporter -X $(PKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
+             -X $(PKG).BuildUser=ocl_exporter -X $(PKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S) \
+             $(if $(RUNBOOK_REPO),-X github.com/ocl-exporter/ocl_exporter/runbooks.Repository=$(RUNBOOK_REPO))
 PROMTOOL    := $(BIN)/promtool
 GOLANGCI    := $(BIN)/golangci-lint
 # Every Go module of the repository, for the go mod tidy check.
@@ -106,13 +107,17 @@ clean:
 ## alerts/*rules.yaml, the console dashboards from dashboards/*.json) and
 ## deploy/acm/generated/ (every dashboard, fleet/ too, for ACM's Grafana);
 ## go test ./hack/bundle/ fails when the committed files are not current.
-## The rules' runbook_url values link RUNBOOK_URL<Alert>.md: by default the
-## repository's runbooks at the release tag in VERSION; an organisation that
-## mirrors the runbooks sets RUNBOOK_URL=https://.../ (ending in /).
-RUNBOOK_URL ?=
+## The rules' runbook_url values link the runbooks at the tag or commit
+## checked out (a commit that adds a runbook first, then its bundle).
+# A fork or a mirror links its own runbooks: RUNBOOK_REPO=https://github.com/ORG/ocl_exporter
+# (GitHub's layout, at the same tag or commit; make build takes it too, as
+# the binary's --web.runbook-url default), or RUNBOOK_URL=https://runbooks.example.com/ocl/
+# (any base ending in /, <Alert>.md appended).
+RUNBOOK_REPO ?=
+RUNBOOK_URL  ?=
 .PHONY: bundle lint-dockerfile
 bundle:
-	$(GO) run ./hack/bundle $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
+	$(GO) run ./hack/bundle $(if $(RUNBOOK_REPO),-repository=$(RUNBOOK_REPO)) $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
 
 ## lint-dockerfile: BuildKit's build checks (what `docker build --check`
 ## runs), built from tools/go.mod: no container engine runs here.

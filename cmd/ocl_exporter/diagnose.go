@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -46,19 +45,12 @@ type toolOptions struct {
 	review      reviewOptions
 }
 
-var commitID = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
-
-// defaultRunbookBase links the runbooks of the release this binary was
-// built from: its tag, else its commit, so the status page never links a
-// runbook written for a later version. An unversioned build links main.
-func defaultRunbookBase(ver, revision string) string {
-	if tag, ok := runbooks.ReleaseTag(ver); ok {
-		return runbooks.At(tag)
-	}
-	if commitID.MatchString(revision) {
-		return runbooks.At(revision)
-	}
-	return runbooks.Main
+// defaultRunbookBase links the runbooks of the build: its release tag,
+// else its commit (from -ldflags, else Go's VCS stamp), so the status page
+// never links a runbook written for a later version. A build without
+// either links main.
+func defaultRunbookBase() string {
+	return runbooks.At(runbooks.Ref(version.Version, version.GetRevision()))
 }
 
 // validRunbookBase wants an absolute http(s) URL ending in a slash.
@@ -74,7 +66,7 @@ func validRunbookBase(base string) error {
 func addCommands(app *kingpin.Application, o *toolOptions) {
 	app.Command(serveCommand, "Serve the OCL metrics, the status page and the health endpoints (the default).").Default()
 	app.Flag("web.runbook-url", "Base URL of the runbooks the status page and diagnose link, ending in /; <Alert>.md is appended. Default: the runbooks of the release this binary was built from.").
-		Default(defaultRunbookBase(version.Version, version.Revision)).
+		Default(defaultRunbookBase()).
 		Action(func(*kingpin.ParseContext) error { return validRunbookBase(o.runbookBase) }).StringVar(&o.runbookBase)
 
 	d := app.Command(diagnoseCommand, "Diagnose On-Cluster Layering once, stage by stage per pool, from --kubeconfig (read-only), --snapshot or --example, and exit: 0 healthy, 1 a problem found, 2 could not diagnose.")
