@@ -167,7 +167,7 @@ func evaluationTime(o *options) (time.Time, error) {
 // --example), lists every resource once and returns when each has synced
 // or been reported unavailable. Live, it only lists and watches.
 func syncedSource(ctx context.Context, o *options, logger *slog.Logger) (*source.Source, error) {
-	backend, _, err := openClients(o, logger)
+	backend, cfg, err := openClients(o, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -175,23 +175,15 @@ func syncedSource(ctx context.Context, o *options, logger *slog.Logger) (*source
 	src.Run(ctx) // the informers stop with ctx, when the command ends
 	wait, done := context.WithTimeout(ctx, o.tool.syncTimeout)
 	defer done()
-	if !src.WaitReady(wait) {
-		var pending []string
-		for _, st := range src.Status() {
-			if !st.Synced && !st.Settled() {
-				pending = append(pending, st.Resource+" ("+orWaiting(st.Reason)+")")
-			}
-		}
-		return nil, fmt.Errorf("not every resource listed within --sync-timeout=%s: %s", o.tool.syncTimeout, strings.Join(pending, "; "))
+	switch err := src.WaitReady(wait); {
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		return nil, fmt.Errorf("within --sync-timeout=%s, %w", o.tool.syncTimeout, src.Pending())
+	case err != nil && cfg != nil:
+		return nil, fmt.Errorf("cluster %s: %w", cfg.Host, err)
+	case err != nil:
+		return nil, err
 	}
 	return src, nil
-}
-
-func orWaiting(reason string) string {
-	if reason == "" {
-		return "no answer yet"
-	}
-	return reason
 }
 
 // isTerminal reports whether w is a character device, i.e. a terminal.
