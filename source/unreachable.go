@@ -28,7 +28,9 @@ var hopeless = []struct {
 		var dns *net.DNSError
 		return errors.As(err, &dns) && dns.IsNotFound
 	}, "the API server's host name does not resolve: check the kubeconfig's server"},
-	{func(err error) bool { return errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) },
+	{func(err error) bool {
+		return errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH)
+	},
 		"no route to the API server: check the kubeconfig's server and the network"},
 	{apierrors.IsUnauthorized,
 		"the API server refused the credentials (401): renew the kubeconfig's token (oc login) or client certificate"},
