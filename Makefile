@@ -23,6 +23,7 @@ ARGS      ?=
 
 .PHONY: all build run test test-go test-rules lint tools clean help
 
+## all: lint, test and build, the default.
 all: lint test build
 
 # GOBUILD builds the static release binary, for make build and make image.
@@ -32,9 +33,10 @@ GOBUILD   = CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 build:
 	$(GOBUILD) -o $(BIN)/ocl_exporter ./cmd/ocl_exporter
 
-## help: list the targets, each with the first line of its `## target:` comment.
+## help: list every target with the first sentence of its `## target:`
+## comment, however many lines it spans.
 help:
-	@awk '/^## [a-z0-9-]+:/ { sub(/^## /, ""); n = index($$0, ":"); printf "  %-16s%s\n", substr($$0, 1, n - 1), substr($$0, n + 2) }' $(MAKEFILE_LIST)
+	@awk -f hack/help.awk $(MAKEFILE_LIST)
 
 ## run: serve the example snapshot on :29100 (SNAPSHOT=dir to read another).
 run: build
@@ -92,6 +94,7 @@ lint-size:
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' | awk '$$1 > 1048576 && $$2 !~ /(^|\/)testdata\//'); \
 	if [ -n "$$big" ]; then echo "tracked files over 1 MB outside testdata/ (a build output? git rm --cached it, ignore it):"; echo "$$big"; exit 1; fi
 
+## tools: build the pinned promtool and golangci-lint into bin/.
 tools: $(PROMTOOL) $(GOLANGCI)
 
 $(PROMTOOL): tools/go.mod tools/go.sum
@@ -100,6 +103,7 @@ $(PROMTOOL): tools/go.mod tools/go.sum
 $(GOLANGCI): tools/golangci/go.mod tools/golangci/go.sum
 	cd tools/golangci && $(GO) build -o ../../$(GOLANGCI) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+## clean: remove bin/, every build output and tool built there.
 clean:
 	rm -rf $(BIN)
 
@@ -155,8 +159,9 @@ $(NPM_TOOLS): tools/npm/package.json tools/npm/package-lock.json
 ## layout to bin/ocl_exporter-oci by tools/image (go-containerregistry):
 ## no container engine, no registry. The Dockerfile's final stage with a
 ## FROM scratch base. test-image checks it against the Dockerfile and runs
-## the binary it holds. push: `make push IMAGE=REGISTRY/ocl_exporter:TAG`
-## copies it with crane (tools/go.mod), using your registry login
+## the binary it holds.
+## push: `make push IMAGE=REGISTRY/ocl_exporter:TAG` copies the image to a
+## registry with crane (tools/go.mod), using your registry login
 ## (~/.docker/config.json; `go tool crane auth login` writes it);
 ## `skopeo copy --all oci:bin/ocl_exporter-oci docker://REF` does the same.
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
