@@ -173,7 +173,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	handler, err := server.Handler(server.Config{
 		MetricsPath: o.metricsPath, Registry: reg, Rendered: renderer,
 		Readiness: readiness{src, renderer}, Logger: logger, MaxRequests: o.maxRequests,
-		Status: statusReport(src, o), StatusGeneration: src.Generation,
+		Status: statusReport(src, o), StatusGeneration: src.Generation, Profiling: o.pprof,
 	})
 	if err != nil {
 		return err
