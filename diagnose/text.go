@@ -193,9 +193,9 @@ func objectName(o Object) string {
 	return s
 }
 
-// since is a time and how long before the report it was.
+// since is a time and how long before the report it was ("11m ago").
 func since(t, now time.Time) string {
-	return t.UTC().Format(time.DateTime) + " UTC (" + Ago(now.Sub(t)) + " before)"
+	return t.UTC().Format(time.DateTime) + " UTC (" + Ago(now.Sub(t)) + " ago)"
 }
 
 // Ago is a short duration: 45s, 12m, 3h5m, 2d4h.
