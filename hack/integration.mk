@@ -48,8 +48,8 @@ e2e: e2e-tools
 		$(GO) test -tags e2e -count=1 -timeout 40m $(E2E_ARGS) ./test/e2e/
 
 ## e2e-soak: the e2e suite SOAK_RUNS times in a row beside SOAK_BURN
-## busy loops (a loaded CI machine), stopping at the first failure; how
-## issue 22's race was hunted. Each run's log: bin/e2e-soak-N.log.
+## busy loops (a loaded CI machine), stopping at the first failure: a
+## hunt for races. Each run's log: bin/e2e-soak-N.log.
 SOAK_RUNS ?= 3
 SOAK_BURN ?= 2
 .PHONY: e2e-soak
