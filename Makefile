@@ -141,6 +141,12 @@ include hack/integration.mk
 dashboards:
 	$(GO) run ./dashboards/gen
 
+## docs: rewrite docs/flags.md's tables from the command line's flags
+## and help; go test ./cmd/ocl_exporter/ fails while they differ.
+.PHONY: docs
+docs:
+	$(GO) test ./cmd/ocl_exporter/ -run '^TestFlagTables$$' -count=1 -update
+
 ## lint-markdown: runbooks/ and docs/ with markdownlint-cli2 and the
 ## openshift/runbooks settings (.markdownlint-cli2.yaml), installed from the
 ## npm registry at the versions locked in tools/npm/package-lock.json.

@@ -65,8 +65,9 @@ func validRunbookBase(base string) error {
 // addCommands declares the subcommands and their flags on app.
 func addCommands(app *kingpin.Application, o *toolOptions) {
 	app.Command(serveCommand, "Serve the OCL metrics, the status page and the health endpoints (the default).").Default()
-	app.Flag("web.runbook-url", "Base URL of the runbooks the status page and diagnose link, ending in /; <Alert>.md is appended. Default: the runbooks of the release this binary was built from.").
-		Default(defaultRunbookBase()).
+	// No Default(): it depends on the build, and --help and docs/flags.md
+	// would differ from one build to the next; parseFlags fills it in.
+	app.Flag("web.runbook-url", "Base URL of the runbooks the status page and diagnose link, ending in /; <Alert>.md is appended. Default: the repository's runbooks at the tag or commit this binary was built from.").
 		Action(func(*kingpin.ParseContext) error { return validRunbookBase(o.runbookBase) }).StringVar(&o.runbookBase)
 
 	d := app.Command(diagnoseCommand, "Diagnose On-Cluster Layering once, stage by stage per pool, from --kubeconfig (read-only), --snapshot or --example, and exit: 0 healthy, 1 a problem found, 2 could not diagnose.")

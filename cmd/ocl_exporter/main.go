@@ -80,6 +80,24 @@ type options struct {
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	app, o := newApp(stderr)
+	command, err := app.Parse(dashValues(args))
+	if err != nil {
+		return nil, err
+	}
+	o.command = command
+	if o.tool.runbookBase == "" {
+		o.tool.runbookBase = defaultRunbookBase()
+	}
+	if err := validate(o); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// newApp declares the command line, its flags parsed into the options;
+// docs/flags.md is generated from it (make docs).
+func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 	app := kingpin.New(name, "Prometheus exporter for OpenShift On-Cluster Layering (image mode).")
 	app.UsageWriter(stderr)
 	app.ErrorWriter(stderr)
@@ -110,15 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.GetFlag("log.level").IsSetByUser(&o.logLevelSet)
 	addCommands(app, &o.tool)
 	nameParseErrors(app)
-	command, err := app.Parse(dashValues(args))
-	if err != nil {
-		return nil, err
-	}
-	o.command = command
-	if err := validate(o); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return app, o
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) error {
