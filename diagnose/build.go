@@ -15,10 +15,6 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
-// RepeatedPodFailures is how many failed pods of a running build make it
-// failing (OCLMachineOSBuildFailed), not a healthy retry.
-const RepeatedPodFailures = 2
-
 // Limits the alerts wait for before they fire, read from the rule files
 // compiled into the binary: a wait shorter than its limit is Running, not
 // Failed, and an alert's limit is changed in its rule file alone.
@@ -37,6 +33,10 @@ var (
 	PausedAfter time.Duration
 	// UpdatingTooLongAfter is OCLNodeNotOnDesiredImage's for.
 	UpdatingTooLongAfter time.Duration
+	// RepeatedPodFailures is how many failed pods of a running build make
+	// it failing (OCLMachineOSBuildFailed), not a healthy retry: the
+	// rules' machineosbuild:mosb_build_pod_failures:without_evictions >= N.
+	RepeatedPodFailures int
 )
 
 func init() {
@@ -54,7 +54,14 @@ func init() {
 	}
 	BuildMaxDuration, BuildNotStartedAfter, NotSeededAfter, LeftoversAfter, StalledAfter, PausedAfter, UpdatingTooLongAfter =
 		d[0], d[1], d[2], d[3], d[4], d[5], d[6]
+	if RepeatedPodFailures, err = alerts.AtLeast(PodFailuresSeries); err != nil {
+		panic(err)
+	}
 }
+
+// PodFailuresSeries is the recording rule the alerts count a build's
+// failed pods with.
+const PodFailuresSeries = "machineosbuild:mosb_build_pod_failures:without_evictions"
 
 // Options shape a report.
 type Options struct {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -46,19 +45,12 @@ type toolOptions struct {
 	review      reviewOptions
 }
 
-var commitID = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
-
-// defaultRunbookBase links the runbooks of the release this binary was
-// built from: its tag, else its commit, so the status page never links a
-// runbook written for a later version. An unversioned build links main.
-func defaultRunbookBase(ver, revision string) string {
-	if tag, ok := runbooks.ReleaseTag(ver); ok {
-		return runbooks.At(tag)
-	}
-	if commitID.MatchString(revision) {
-		return runbooks.At(revision)
-	}
-	return runbooks.Main
+// defaultRunbookBase links the runbooks of the build: its release tag,
+// else its commit (from -ldflags, else Go's VCS stamp), so the status page
+// never links a runbook written for a later version. A build without
+// either links main.
+func defaultRunbookBase() string {
+	return runbooks.At(runbooks.Ref(version.Version, version.GetRevision()))
 }
 
 // validRunbookBase wants an absolute http(s) URL ending in a slash.
@@ -73,8 +65,9 @@ func validRunbookBase(base string) error {
 // addCommands declares the subcommands and their flags on app.
 func addCommands(app *kingpin.Application, o *toolOptions) {
 	app.Command(serveCommand, "Serve the OCL metrics, the status page and the health endpoints (the default).").Default()
-	app.Flag("web.runbook-url", "Base URL of the runbooks the status page and diagnose link, ending in /; <Alert>.md is appended. Default: the runbooks of the release this binary was built from.").
-		Default(defaultRunbookBase(version.Version, version.Revision)).
+	// No Default(): it depends on the build, and --help and docs/flags.md
+	// would differ from one build to the next; parseFlags fills it in.
+	app.Flag("web.runbook-url", "Base URL of the runbooks the status page and diagnose link, ending in /; <Alert>.md is appended. Default: the repository's runbooks at the tag or commit this binary was built from.").
 		Action(func(*kingpin.ParseContext) error { return validRunbookBase(o.runbookBase) }).StringVar(&o.runbookBase)
 
 	d := app.Command(diagnoseCommand, "Diagnose On-Cluster Layering once, stage by stage per pool, from --kubeconfig (read-only), --snapshot or --example, and exit: 0 healthy, 1 a problem found, 2 could not diagnose.")
@@ -175,7 +168,7 @@ func evaluationTime(o *options) (time.Time, error) {
 // --example), lists every resource once and returns when each has synced
 // or been reported unavailable. Live, it only lists and watches.
 func syncedSource(ctx context.Context, o *options, logger *slog.Logger) (*source.Source, error) {
-	backend, _, err := openClients(o, logger)
+	backend, cfg, err := openClients(o, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -183,23 +176,15 @@ func syncedSource(ctx context.Context, o *options, logger *slog.Logger) (*source
 	src.Run(ctx) // the informers stop with ctx, when the command ends
 	wait, done := context.WithTimeout(ctx, o.tool.syncTimeout)
 	defer done()
-	if !src.WaitReady(wait) {
-		var pending []string
-		for _, st := range src.Status() {
-			if !st.Synced && !st.Settled() {
-				pending = append(pending, st.Resource+" ("+orWaiting(st.Reason)+")")
-			}
-		}
-		return nil, fmt.Errorf("not every resource listed within --sync-timeout=%s: %s", o.tool.syncTimeout, strings.Join(pending, "; "))
+	switch err := src.WaitReady(wait); {
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		return nil, fmt.Errorf("within --sync-timeout=%s, %w", o.tool.syncTimeout, src.Pending())
+	case err != nil && cfg != nil:
+		return nil, fmt.Errorf("cluster %s: %w", cfg.Host, err)
+	case err != nil:
+		return nil, err
 	}
 	return src, nil
-}
-
-func orWaiting(reason string) string {
-	if reason == "" {
-		return "no answer yet"
-	}
-	return reason
 }
 
 // isTerminal reports whether w is a character device, i.e. a terminal.

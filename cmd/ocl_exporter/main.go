@@ -80,6 +80,24 @@ type options struct {
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	app, o := newApp(stderr)
+	command, err := app.Parse(dashValues(args))
+	if err != nil {
+		return nil, err
+	}
+	o.command = command
+	if o.tool.runbookBase == "" {
+		o.tool.runbookBase = defaultRunbookBase()
+	}
+	if err := validate(o); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// newApp declares the command line, its flags parsed into the options;
+// docs/flags.md is generated from it (make docs).
+func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 	app := kingpin.New(name, "Prometheus exporter for OpenShift On-Cluster Layering (image mode).")
 	app.UsageWriter(stderr)
 	app.ErrorWriter(stderr)
@@ -110,15 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.GetFlag("log.level").IsSetByUser(&o.logLevelSet)
 	addCommands(app, &o.tool)
 	nameParseErrors(app)
-	command, err := app.Parse(dashValues(args))
-	if err != nil {
-		return nil, err
-	}
-	o.command = command
-	if err := validate(o); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return app, o
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) error {
@@ -173,7 +183,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	handler, err := server.Handler(server.Config{
 		MetricsPath: o.metricsPath, Registry: reg, Rendered: renderer,
 		Readiness: readiness{src, renderer}, Logger: logger, MaxRequests: o.maxRequests,
-		Status: statusReport(src, o), StatusGeneration: src.Generation,
+		Status: statusReport(src, o), StatusGeneration: src.Generation, Profiling: o.pprof,
 	})
 	if err != nil {
 		return err
@@ -198,11 +208,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	src.Run(ctx)
 	go renderer.Run(ctx, o.renderInterval)
 	go releaseStartupMemory(ctx, renderer.Ready)
-	logger.Info("starting "+name, "version", version.Info(), "build_context", version.BuildContext(), "namespace", o.namespace)
+	started := []any{"version", version.Info(), "build_context", version.BuildContext(), "namespace", o.namespace}
+	if restConfig != nil {
+		started = append(started, "server", restConfig.Host)
+	}
+	logger.Info("starting "+name, started...)
 
 	srv := server.NewHTTPServer(handler, server.DefaultTimeouts, logger)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- server.ListenAndServe(srv, o.web, logger, o.maxConnections) }()
+	if restConfig != nil {
+		go func() { errc <- unreachable(ctx, src, restConfig.Host) }()
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -211,6 +228,20 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		defer cancel()
 		return srv.Shutdown(shutdown)
 	}
+}
+
+// unreachable returns, live, when the first list of every resource failed
+// in a way waiting does not fix (refused, unknown host, 401, an untrusted
+// certificate): a misconfigured exporter exits at once naming each cause,
+// rather than serve nothing and retry forever. Once anything was read, an
+// API server that goes away is waited out; then it blocks until ctx ends.
+func unreachable(ctx context.Context, src *source.Source, host string) error {
+	var u *source.UnreachableError
+	if err := src.WaitReady(ctx); errors.As(err, &u) {
+		return fmt.Errorf("cluster %s: %w", host, err)
+	}
+	<-ctx.Done()
+	return nil
 }
 
 // releaseStartupMemory hands the pages of the initial lists back to the OS
@@ -275,7 +306,6 @@ func openClients(o *options, logger *slog.Logger) (source.Backend, *rest.Config,
 	if err != nil {
 		return nil, nil, err
 	}
-	logger.Info("watching a cluster", "server", cfg.Host)
 	api, err := kubeapi.New(cfg, name+"/"+version.Version)
 	if err != nil {
 		return nil, nil, err
