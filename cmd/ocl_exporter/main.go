@@ -143,16 +143,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 
 	// Everything that can be wrong in the configuration fails here, before
 	// the first informer starts.
-	if *o.web.WebConfigFile != "" {
-		// Checked here, not with the flags: the file is mounted only where
-		// the exporter runs.
-		if err := checkFile("web.config.file", *o.web.WebConfigFile, maxWebConfigBytes); err != nil {
-			return err
-		}
-		if err := web.Validate(*o.web.WebConfigFile); err != nil {
-			return fmt.Errorf("--web.config.file %q: %w", *o.web.WebConfigFile, err)
-		}
+	webConfig, err := loadWebConfig(o.web)
+	if err != nil {
+		return err
 	}
+	if webConfig != nil {
+		defer webConfig.Close()
+	}
+	// SIGHUP reloads the web config; it used to end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer func() { signal.Stop(hup); close(hup) }()
+	go server.ReloadOn(hup, webConfig, logger)
 	backend, restConfig, err := openClients(o, logger)
 	if err != nil {
 		return err
@@ -211,6 +213,22 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		defer cancel()
 		return srv.Shutdown(shutdown)
 	}
+}
+
+// loadWebConfig reads --web.config.file once and points exporter-toolkit at
+// the private copy it keeps (server.WebConfig); nil without one. Checked
+// here, not with the flags: the file is mounted only where the exporter
+// runs.
+func loadWebConfig(flags *web.FlagConfig) (*server.WebConfig, error) {
+	if *flags.WebConfigFile == "" {
+		return nil, nil
+	}
+	w, err := server.LoadWebConfig(*flags.WebConfigFile, maxWebConfigBytes)
+	if err != nil {
+		return nil, flagError("web.config.file", "%v", err)
+	}
+	*flags.WebConfigFile = w.Path()
+	return w, nil
 }
 
 // releaseStartupMemory hands the pages of the initial lists back to the OS
