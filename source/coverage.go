@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -41,6 +43,10 @@ type CaptureRecord struct {
 	Objects *int `json:"objects,omitempty"`
 	// End closes the objects of Resource.
 	End bool `json:"end,omitempty"`
+	// Time is when the capture was taken: a snapshot is evaluated then,
+	// not when it is read. A record may carry only a time (a snapshot
+	// saved with oc get, such as examples/snapshot).
+	Time *metav1.Time `json:"time,omitempty"`
 }
 
 // section is a captured resource whose objects are being read: its
@@ -97,6 +103,8 @@ func (st *fileState) counted(n int) {
 type coverage struct {
 	kinds  map[schema.GroupKind]bool
 	failed map[string]string // resource name -> why it was not captured
+	// at is the newest time a record gives, zero without one.
+	at time.Time
 }
 
 func newCoverage() *coverage {
@@ -128,6 +136,9 @@ func (c *coverage) list(tm typeMeta) {
 }
 
 func (c *coverage) record(rec CaptureRecord) {
+	if rec.Time != nil && rec.Time.After(c.at) {
+		c.at = rec.Time.Time
+	}
 	for _, r := range Resources() {
 		if r.Name != rec.Resource {
 			continue

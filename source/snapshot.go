@@ -66,7 +66,7 @@ func OpenSnapshot(p string, logger *slog.Logger) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.notCaptured = cov.notCaptured()
+	m.notCaptured, m.capturedAt = cov.notCaptured(), cov.at
 	return m, nil
 }
 

@@ -97,6 +97,7 @@ func captureFiles(cached []source.Cached, status map[string]source.ResourceStatu
 		rec := source.CaptureRecord{
 			APIVersion: source.CaptureRecordAPIVersion, Kind: source.CaptureRecordKind,
 			Resource: c.Resource.Name, Captured: ok && st.Available, Problem: st.Problem, Reason: st.Reason,
+			Time: &metav1.Time{Time: at.UTC().Truncate(time.Second)},
 		}
 		if rec.Captured {
 			rec.Objects = new(len(c.Objects))
