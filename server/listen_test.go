@@ -34,19 +34,7 @@ func TestConnectionsAreCapped(t *testing.T) {
 			accepted <- struct{}{}
 		}
 	}
-	noConfig, noSystemd := "", false
-	done := make(chan error, 1)
-	go func() {
-		done <- serveCapped(srv, []net.Listener{l}, &web.FlagConfig{WebConfigFile: &noConfig, WebSystemdSocket: &noSystemd}, slog.New(slog.DiscardHandler), limit)
-	}()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("serveCapped: %v", err)
-		}
-	})
+	startCapped(t, srv, l, limit)
 
 	for i := range limit + 2 { // idle connections that never send a request, each client its own
 		c, err := dialFrom(fmt.Sprintf("127.0.1.%d", i+1), l.Addr().String())
@@ -95,7 +83,13 @@ func serveCappedMetrics(tb testing.TB, maxConns int) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := NewHTTPServer(h, DefaultTimeouts, slog.New(slog.DiscardHandler))
+	startCapped(tb, NewHTTPServer(h, DefaultTimeouts, slog.New(slog.DiscardHandler)), l, maxConns)
+	return l.Addr().String()
+}
+
+// startCapped serves srv on l behind serveCapped until the test ends.
+func startCapped(tb testing.TB, srv *http.Server, l net.Listener, maxConns int) {
+	tb.Helper()
 	noConfig, noSystemd := "", false
 	done := make(chan error, 1)
 	go func() {
@@ -105,9 +99,10 @@ func serveCappedMetrics(tb testing.TB, maxConns int) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
-		<-done
+		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			tb.Errorf("serveCapped: %v", err)
+		}
 	})
-	return l.Addr().String()
 }
 
 // holdConnections opens n keep-alive connections from one client (ip):
