@@ -113,15 +113,14 @@ func absolutePaths(b []byte, dir string) ([]byte, error) {
 // is closed. Without a web config it logs that there is nothing to reload.
 func ReloadOn(sig <-chan os.Signal, w *WebConfig, logger *slog.Logger) {
 	for range sig {
-		switch {
-		case w == nil:
+		if w == nil {
 			logger.Info("SIGHUP: no --web.config.file to reload; ignored")
-		default:
-			if err := w.Reload(); err != nil {
-				logger.Error("SIGHUP: the web config was not reloaded; the previous one stays in force", "err", err)
-				continue
-			}
-			logger.Info("SIGHUP: reloaded the web config", "file", w.source)
+			continue
 		}
+		if err := w.Reload(); err != nil {
+			logger.Error("SIGHUP: the web config was not reloaded; the previous one stays in force", "err", err)
+			continue
+		}
+		logger.Info("SIGHUP: reloaded the web config", "file", w.source)
 	}
 }
