@@ -114,6 +114,15 @@ func (s *Source) listWatch(w *watched) cache.ListerWatcher {
 // capture.
 type capturer interface{ NotCaptured(Resource) error }
 
+// CapturedAt is when the snapshot the source reads was taken; zero live,
+// or when the snapshot does not say.
+func (s *Source) CapturedAt() time.Time {
+	if c, ok := s.backend.(interface{ CapturedAt() time.Time }); ok {
+		return c.CapturedAt()
+	}
+	return time.Time{}
+}
+
 // notCaptured turns a successful list or watch of a resource the snapshot
 // did not capture into its NotCapturedError: the informer syncs empty,
 // without retrying, and the status says "not captured", not "none".

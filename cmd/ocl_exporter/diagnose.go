@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/ocl-exporter/ocl_exporter/diagnose"
-	"github.com/ocl-exporter/ocl_exporter/examples"
 	"github.com/ocl-exporter/ocl_exporter/runbooks"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
@@ -74,7 +73,7 @@ func addCommands(app *kingpin.Application, o *toolOptions) {
 	d.Flag("output", "Report format: text (80 columns; colour only on a terminal without NO_COLOR), json (docs/diagnose.schema.json) or markdown.").
 		Short('o').Default(diagnose.FormatText).EnumVar(&o.output, diagnose.Formats...)
 	d.Flag("pool", "Report only this MachineConfigPool.").StringVar(&o.pool)
-	d.Flag("time", "Evaluate at this RFC 3339 time instead of now (\"since\" durations are relative to it); --example defaults to the example's capture time.").StringVar(&o.at)
+	d.Flag("time", "Evaluate at this RFC 3339 time (\"since\" durations are relative to it). Default: a snapshot's capture time (see --now), else now.").StringVar(&o.at)
 	d.Flag("sync-timeout", "How long to wait for the first list of every resource from a live cluster.").Default("60s").DurationVar(&o.syncTimeout)
 
 	c := app.Command(captureCommand, "Write a snapshot of the objects the exporter watches, trimmed as the exporter keeps them (Secrets as metadata only), from a live cluster, for diagnose --snapshot and the exporter's --snapshot.")
@@ -131,13 +130,16 @@ func usageError(args []string, err error) error {
 // runDiagnose builds the report once and writes it; its exit status is the
 // verdict's.
 func runDiagnose(ctx context.Context, o *options, logger *slog.Logger) error {
-	at, err := evaluationTime(o)
+	at, err := fixedTime(o)
 	if err != nil {
 		return exitCode{couldNotDiagnose, err}
 	}
 	src, err := syncedSource(ctx, o, logger)
 	if err != nil {
 		return exitCode{couldNotDiagnose, err}
+	}
+	if at.IsZero() {
+		at = evaluationClock(o, src)()
 	}
 	r := diagnose.New(src.Cluster(at), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase, Pool: o.tool.pool})
 	color := diagnose.UseColor(isTerminal(stdout), os.Getenv)
@@ -150,18 +152,16 @@ func runDiagnose(ctx context.Context, o *options, logger *slog.Logger) error {
 	return nil
 }
 
-func evaluationTime(o *options) (time.Time, error) {
-	switch {
-	case o.tool.at != "":
-		t, err := time.Parse(time.RFC3339, o.tool.at)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("--time %q: want an RFC 3339 time such as 2025-10-17T13:00:00Z: %w", o.tool.at, err)
-		}
-		return t, nil
-	case o.example:
-		return examples.Captured, nil
+// fixedTime is --time, zero without it.
+func fixedTime(o *options) (time.Time, error) {
+	if o.tool.at == "" {
+		return time.Time{}, nil
 	}
-	return time.Now(), nil
+	t, err := time.Parse(time.RFC3339, o.tool.at)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--time %q: want an RFC 3339 time such as 2025-10-17T13:00:00Z: %w", o.tool.at, err)
+	}
+	return t, nil
 }
 
 // syncedSource opens the source the exporter would (live, --snapshot or
@@ -198,13 +198,10 @@ func isTerminal(w io.Writer) bool {
 }
 
 // statusReport diagnoses the source's current view for the status page.
-// The built-in example is a frozen incident: it is evaluated at its
-// capture time, as diagnose --example does.
+// A snapshot is a frozen incident: it is evaluated at its capture time,
+// as diagnose does, unless --now.
 func statusReport(src *source.Source, o *options) func() *diagnose.Report {
-	now := time.Now
-	if o.example {
-		now = func() time.Time { return examples.Captured }
-	}
+	now := evaluationClock(o, src)
 	return func() *diagnose.Report {
 		return diagnose.New(src.Cluster(now()), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase, Public: true})
 	}
