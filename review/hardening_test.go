@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -212,7 +212,7 @@ func TestFetchBounds(t *testing.T) {
 	many := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		m := model.Matrix{}
 		for i := range 3 {
-			m = append(m, present(model.Metric{"node": model.LabelValue(fmt.Sprint(i))}, 0, 1, 1))
+			m = append(m, present(model.Metric{"node": model.LabelValue(strconv.Itoa(i))}, 0, 1, 1))
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": map[string]any{"resultType": "matrix", "result": m}})
 	}))

@@ -15,7 +15,7 @@ import (
 // 1-million-series answer (about 70 MB) is refused after reading 32 MiB.
 const DefaultMaxResponseBytes = 32 << 20
 
-// TooLargeError: an answer went past --max-response-bytes.
+// TooLargeError is an answer that went past --max-response-bytes.
 type TooLargeError struct {
 	Host  string
 	Limit int64
@@ -98,7 +98,7 @@ func (b Bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return b.Next.RoundTrip(req)
 }
 
-// ErrCrossHostRedirect: the querier redirected to another host.
+// ErrCrossHostRedirect is a querier's redirect to another host.
 var ErrCrossHostRedirect = errors.New("redirected to another host")
 
 // SameHostRedirects is an http.Client CheckRedirect that follows

@@ -40,23 +40,15 @@ func TestReviewRefusesBadInput(t *testing.T) {
 // TestReviewSendsTheToken: --bearer-token-file's token goes with every
 // query, read again each time (a rotated token is picked up).
 func TestReviewSendsTheToken(t *testing.T) {
-	token := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(token, []byte("first\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = append(got, r.Header.Get("Authorization"))
-		w.WriteHeader(http.StatusForbidden)
-	}))
-	defer srv.Close()
+	token := tokenFile(t, "first\n")
+	srv, got := forbidding(t)
 	_, err := runOutput(t, "review", "--log.level=warn", "--prometheus="+srv.URL, "--bearer-token-file="+token, "--allow-plaintext-token", "--from=1h",
 		"--to="+time.Now().UTC().Format(time.RFC3339))
 	if exitStatus(err) != couldNotReview || !strings.Contains(err.Error(), "403") {
 		t.Fatalf("a 403: %v", err)
 	}
-	if len(got) == 0 || got[0] != "Bearer first" {
-		t.Errorf("Authorization %q, want Bearer first", got)
+	if len(*got) == 0 || (*got)[0] != "Bearer first" {
+		t.Errorf("Authorization %q, want Bearer first", *got)
 	}
 }
 
@@ -97,20 +89,15 @@ current-context: c1
 // to no http:// URL unless --allow-plaintext-token, and sent to a host
 // other than the cluster's querier, stderr says so.
 func TestReviewKeepsTheClusterTokenOffPlainHTTP(t *testing.T) {
-	var got []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = append(got, r.Header.Get("Authorization"))
-		w.WriteHeader(http.StatusForbidden)
-	}))
-	defer srv.Close()
+	srv, got := forbidding(t)
 	kc := kubeconfigWithToken(t)
 	_, errOut, code := reviewRun(t, "--kubeconfig="+kc, "--prometheus="+srv.URL)
-	if code != couldNotReview || !strings.Contains(errOut, "--allow-plaintext-token") || len(got) > 0 {
-		t.Errorf("the cluster token over http: exit %d, %d request(s), %s", code, len(got), errOut)
+	if code != couldNotReview || !strings.Contains(errOut, "--allow-plaintext-token") || len(*got) > 0 {
+		t.Errorf("the cluster token over http: exit %d, %d request(s), %s", code, len(*got), errOut)
 	}
 	_, errOut, code = reviewRun(t, "--kubeconfig="+kc, "--prometheus="+srv.URL, "--allow-plaintext-token")
-	if code != couldNotReview || len(got) == 0 || got[0] != "Bearer cluster-token" {
-		t.Fatalf("--allow-plaintext-token: exit %d, Authorization %q", code, got)
+	if code != couldNotReview || len(*got) == 0 || (*got)[0] != "Bearer cluster-token" {
+		t.Fatalf("--allow-plaintext-token: exit %d, Authorization %q", code, *got)
 	}
 	if !strings.Contains(errOut, "not the cluster's querier") || !strings.Contains(errOut, "127.0.0.1") ||
 		!strings.Contains(errOut, "thanos-querier-openshift-monitoring.apps.c1.example.com") {
@@ -122,16 +109,8 @@ func TestReviewKeepsTheClusterTokenOffPlainHTTP(t *testing.T) {
 // to another host ends the review naming that host, and the other host
 // never sees the token.
 func TestReviewRefusesCrossHostRedirects(t *testing.T) {
-	token := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(token, []byte("secret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var leaked []string
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		leaked = append(leaked, r.Header.Get("Authorization"))
-		w.WriteHeader(http.StatusForbidden)
-	}))
-	defer other.Close()
+	token := tokenFile(t, "secret\n")
+	other, leaked := forbidding(t)
 	otherHost := strings.TrimPrefix(other.URL, "http://")
 	for _, code := range []int{http.StatusFound, http.StatusTemporaryRedirect} {
 		named := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -144,8 +123,8 @@ func TestReviewRefusesCrossHostRedirects(t *testing.T) {
 		}
 		named.Close()
 	}
-	if len(leaked) > 0 {
-		t.Errorf("the other host was asked %d time(s), Authorization %q", len(leaked), leaked)
+	if len(*leaked) > 0 {
+		t.Errorf("the other host was asked %d time(s), Authorization %q", len(*leaked), *leaked)
 	}
 }
 
@@ -154,7 +133,7 @@ func TestReviewRefusesCrossHostRedirects(t *testing.T) {
 // one that cannot be reached.
 func TestReviewBounds(t *testing.T) {
 	big := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[` + strings.Repeat(" ", 4096) + `]}}`))
+		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"matrix","result":[` + strings.Repeat(" ", 4096) + `]}}`))
 	}))
 	defer big.Close()
 	if _, errOut, code := reviewRun(t, "--prometheus="+big.URL, "--max-response-bytes=1KiB"); code != couldNotReview || !strings.Contains(errOut, "--max-response-bytes=1024") {
@@ -195,4 +174,27 @@ func TestReviewHelpListsItsFlagsFirst(t *testing.T) {
 	if own < 0 || global < 0 || own > global || !strings.Contains(help.String(), "Global flags:") {
 		t.Errorf("review --help lists --prometheus at %d, --kubeconfig at %d:\n%s", own, global, help.String())
 	}
+}
+
+// tokenFile is a file holding token.
+func tokenFile(t *testing.T, token string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(path, []byte(token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// forbidding is a querier that answers 403 and records the Authorization
+// header of each request.
+func forbidding(t *testing.T) (*httptest.Server, *[]string) {
+	t.Helper()
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization"))
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &got
 }
