@@ -24,7 +24,7 @@ func Line(s string) string {
 		switch {
 		case r == '\n' || r == '\t':
 			return ' '
-		case dropped(r):
+		case Unsafe(r):
 			return -1
 		}
 		return r
@@ -39,11 +39,13 @@ func Line(s string) string {
 	return s[:cut] + "…"
 }
 
-// dropped: every control character, and the format characters (Cf) that
-// change how surrounding text is shown, which include the bidi overrides
-// U+202A-U+202E and isolates U+2066-U+2069.
-func dropped(r rune) bool {
-	return unicode.IsControl(r) && r != '\n' && r != '\t' || unicode.Is(unicode.Cf, r)
+// Unsafe says whether r must not reach a report or a scrape as it is:
+// every control character (C0, DEL, C1), and the format characters (Cf)
+// that change how surrounding text is shown, which include the bidi
+// overrides U+202A-U+202E and isolates U+2066-U+2069 and the zero-width
+// marks. Line and the /metrics excerpt cleaner (classify) both ask it.
+func Unsafe(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }
 
 // Markdown keeps free text (already a Line) from turning into markup:
