@@ -252,6 +252,14 @@ func TestRedirectsStayOnTheHost(t *testing.T) {
 		}
 		named.Close()
 	}
+	// Nor from https to http on the same host.
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://"+r.Host+r.URL.Path, http.StatusFound)
+	}))
+	defer tlsSrv.Close()
+	if _, _, err := fetchFrom(t, tlsSrv.URL, tlsSrv.Client().Transport, 0); err == nil || !strings.Contains(err.Error(), "from https to http") {
+		t.Errorf("https to http: %v", err)
+	}
 	// Bearer itself never sends the token elsewhere, redirect or not.
 	rt := Bearer{Host: "querier.example", Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
 	req, _ := http.NewRequest(http.MethodGet, other.URL, nil)

@@ -98,7 +98,8 @@ func (b Bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return b.Next.RoundTrip(req)
 }
 
-// ErrCrossHostRedirect is a querier's redirect to another host.
+// ErrCrossHostRedirect is a querier's redirect to another host, or to
+// another scheme (https to http) on its own.
 var ErrCrossHostRedirect = errors.New("redirected to another host")
 
 // SameHostRedirects is an http.Client CheckRedirect that follows
@@ -107,6 +108,9 @@ var ErrCrossHostRedirect = errors.New("redirected to another host")
 // naming the host, so the user can point --prometheus there knowingly.
 func SameHostRedirects(host string) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
+		if len(via) > 0 && req.URL.Scheme != via[0].URL.Scheme && req.URL.Host == host {
+			return fmt.Errorf("%w: %s redirected from %s to %s; review does not follow it", ErrCrossHostRedirect, host, via[0].URL.Scheme, req.URL.Scheme)
+		}
 		if req.URL.Host != host {
 			return fmt.Errorf("%w: %s sent review to %s; credentials go only to the host --prometheus names: give --prometheus=%s if that is the querier", ErrCrossHostRedirect, host, req.URL.Host, (&url.URL{Scheme: req.URL.Scheme, Host: req.URL.Host}).String())
 		}
