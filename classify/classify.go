@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ocl-exporter/ocl_exporter/plaintext"
 )
 
 // Message is one piece of error text and where it was read from.
@@ -367,7 +369,8 @@ func clean(s string) string {
 	return b.String()
 }
 
-// unsafeRune is what clean replaces or drops.
+// unsafeRune is what clean replaces or drops: what plaintext.Unsafe says
+// no report prints, and invalid UTF-8.
 func unsafeRune(r rune) bool {
-	return r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+	return r == utf8.RuneError || plaintext.Unsafe(r)
 }

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/ocl-exporter/ocl_exporter/plaintext"
 )
 
 // hostile are values anyone who may edit a MachineOSConfig, or run a build
@@ -22,14 +25,14 @@ var hostile = []string{
 func TestCleanText(t *testing.T) {
 	for _, s := range hostile {
 		got := cleanText(s)
-		if len(got) > maxValue {
-			t.Errorf("cleanText kept %d bytes, over %d", len(got), maxValue)
+		if len(got) > plaintext.MaxBytes {
+			t.Errorf("cleanText kept %d bytes, over %d", len(got), plaintext.MaxBytes)
 		}
 		if !utf8.ValidString(got) {
 			t.Errorf("cleanText(%q) is not valid UTF-8", s)
 		}
 		for _, r := range got {
-			if r != ' ' && dropped(r) || r == '\n' || r == '\r' || r == '\t' {
+			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\n' || r == '\r' || r == '\t' {
 				t.Errorf("cleanText(%q) = %q keeps %U", s, got, r)
 			}
 		}
@@ -82,7 +85,7 @@ func TestReportOutputsAreInert(t *testing.T) {
 	}
 	for _, out := range []string{md.String(), text.String()} {
 		for _, c := range out {
-			if c != '\n' && dropped(c) {
+			if c != '\n' && (unicode.IsControl(c) || unicode.Is(unicode.Cf, c)) {
 				t.Fatalf("output carries %U", c)
 			}
 		}

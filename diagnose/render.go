@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/ocl-exporter/ocl_exporter/plaintext"
 )
 
 // Formats of the report.
@@ -116,13 +118,9 @@ func findings(b *strings.Builder, prefix string, checks []Check, now time.Time, 
 	}
 }
 
-// mdEscape keeps free text from turning into markup: emphasis, code,
-// links and images (no [ left), headings, tables, HTML. The report's values are
-// already one line each (cleanText).
-var mdEscape = strings.NewReplacer(
-	`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`,
-	"#", `\#`, "|", `\|`, "~", `\~`, "<", "&lt;", ">", "&gt;", "&", "&amp;",
-).Replace
+// mdEscape is plaintext.Markdown; the report's values are already one
+// line each (cleanText).
+var mdEscape = plaintext.Markdown
 
 // code is a value in a code span, where nothing is markup; a backtick
 // would end the span, so it becomes a quote.

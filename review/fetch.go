@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,25 +17,44 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// Querier runs one range query. API adapts client_golang's v1.API.
+// Querier runs one range query: its series, and the warnings the API
+// returned with them (a Thanos partial response). API adapts
+// client_golang's v1.API.
 type Querier interface {
-	QueryRange(ctx context.Context, query string, r v1.Range) (model.Matrix, error)
+	QueryRange(ctx context.Context, query string, r v1.Range) (model.Matrix, v1.Warnings, error)
 }
 
-// API is a Querier on a Prometheus-compatible HTTP API.
-type API struct{ V1 v1.API }
+// API is a Querier on a Prometheus-compatible HTTP API. MaxSeries bounds
+// the series of one answer (0: DefaultMaxSeries); the bytes of an answer
+// are bounded by the transport (LimitBody).
+type API struct {
+	V1        v1.API
+	MaxSeries int
+}
+
+// DefaultMaxSeries is --max-series' default: a review reads one series
+// per build, node or alert of the window, a few thousand in a large
+// cluster's worst hour.
+const DefaultMaxSeries = 20000
 
 // QueryRange implements Querier.
-func (a API) QueryRange(ctx context.Context, query string, r v1.Range) (model.Matrix, error) {
-	v, _, _, err := a.V1.QueryRange(ctx, query, r)
+func (a API) QueryRange(ctx context.Context, query string, r v1.Range) (model.Matrix, v1.Warnings, error) {
+	v, warnings, _, err := a.V1.QueryRange(ctx, query, r)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	m, ok := v.(model.Matrix)
 	if !ok {
-		return nil, fmt.Errorf("query %s: a %s, not a matrix", query, v.Type())
+		return nil, warnings, fmt.Errorf("query %s: a %s, not a matrix", query, v.Type())
 	}
-	return m, nil
+	limit := a.MaxSeries
+	if limit <= 0 {
+		limit = DefaultMaxSeries
+	}
+	if len(m) > limit {
+		return nil, warnings, fmt.Errorf("query %s: %d series, more than --max-series=%d; narrow the review (--pool, --cluster, --selector) or raise --max-series", query, len(m), limit)
+	}
+	return m, warnings, nil
 }
 
 // Window is the time range a review reads, and the resolution it reads it
@@ -71,21 +94,31 @@ func NewWindow(from, to time.Time) (Window, error) {
 	return w, nil
 }
 
-// Filter narrows a review to a pool, and through a federating querier to
-// one cluster's series (their external label cluster).
+// Filter narrows a review to a pool, through a federating querier to one
+// cluster's series (their external label cluster), and to the exporter's
+// series by Selector (label matchers such as job="ocl-exporter"): a
+// querier may hold series of the same names from other jobs.
 type Filter struct {
-	Pool, Cluster string
+	Pool, Cluster, Selector string
 }
 
+// DefaultSelector is --selector's default: the job the bundle's
+// ServiceMonitor scrapes, as the OCLExporterDown alert matches it.
+const DefaultSelector = `job=~".*ocl-exporter.*"`
+
 // matchers are the label matchers of f for a series with a pool label;
-// cluster-wide alerts have none, which pool=~"P|" keeps.
-func (f Filter) matchers(optionalPool bool) string {
+// cluster-wide alerts have none, which pool=~"P|" keeps. The alerts are
+// the rules' series, not the exporter's: the selector is not theirs.
+func (f Filter) matchers(alerts bool) string {
 	var m []string
+	if f.Selector != "" && !alerts {
+		m = append(m, f.Selector)
+	}
 	if f.Cluster != "" {
 		m = append(m, fmt.Sprintf("cluster=%q", f.Cluster))
 	}
 	if f.Pool != "" {
-		if optionalPool {
+		if alerts {
 			m = append(m, fmt.Sprintf("pool=~%q", regexpQuote(f.Pool)+"|"))
 		} else {
 			m = append(m, fmt.Sprintf("pool=%q", f.Pool))
@@ -149,61 +182,78 @@ const (
 // Series are the results of the queries, by name.
 type Series map[string]model.Matrix
 
-// Fetch runs every query over w. An error names the query and, for the
-// failures a user can fix (the address, the credentials), the fix.
-func Fetch(ctx context.Context, q Querier, w Window, f Filter) (Series, error) {
+// Fetch runs every query over w, and returns the series with the
+// warnings the API returned (each once). An error names the query and,
+// for the failures a user can fix (the address, the credentials, a
+// bound), the fix.
+func Fetch(ctx context.Context, q Querier, w Window, f Filter) (Series, []string, error) {
 	out := Series{}
+	var warnings []string
 	r := v1.Range{Start: w.From, End: w.To, Step: w.Step}
-	for name, tmpl := range queries {
+	for _, name := range slices.Sorted(maps.Keys(queries)) {
 		fm := f
 		if name == qExporter {
 			fm.Pool = "" // the exporter's own series have no pool
 		}
-		m, err := queryRange(ctx, q, tmpl, fm.matchers(name == qAlerts), r)
+		m, ws, err := queryRange(ctx, q, queries[name], fm.matchers(name == qAlerts), r)
+		warnings = append(warnings, ws...)
 		if fallback, ok := fallbacks[name]; ok && err == nil && len(m) == 0 {
-			m, err = queryRange(ctx, q, fallback, fm.matchers(false), r)
+			m, ws, err = queryRange(ctx, q, fallback, fm.matchers(false), r)
+			warnings = append(warnings, ws...)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[name] = m
 	}
-	return out, nil
+	slices.Sort(warnings)
+	return out, slices.Compact(warnings), nil
 }
 
 // queryRange runs the query tmpl with matchers over r.
-func queryRange(ctx context.Context, q Querier, tmpl, matchers string, r v1.Range) (model.Matrix, error) {
+func queryRange(ctx context.Context, q Querier, tmpl, matchers string, r v1.Range) (model.Matrix, v1.Warnings, error) {
 	query := fmt.Sprintf(tmpl, matchers)
 	query = strings.ReplaceAll(query, "{}", "")
 	query = strings.ReplaceAll(query, ", }", "}")
-	m, err := q.QueryRange(ctx, query, r)
+	m, ws, err := q.QueryRange(ctx, query, r)
 	if err != nil {
-		return nil, explain(err, query)
+		return nil, ws, explain(err, query)
 	}
-	return m, nil
+	return m, ws, nil
 }
 
 // explain turns a query's error into one sentence with the fix.
 func explain(err error, query string) error {
 	var apiErr *v1.Error
 	var netErr net.Error
+	var tooLarge *TooLargeError
 	switch {
+	case errors.As(err, &tooLarge), errors.Is(err, ErrCrossHostRedirect):
+		return fmt.Errorf("query %s: %w", query, err)
+	case strings.Contains(err.Error(), "timeout awaiting response headers"):
+		return fmt.Errorf("%w: the querier accepted the connection but sent no answer within --response-header-timeout; it is overloaded or hung (raise --response-header-timeout for a slow querier)", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: the query did not finish within --query-timeout; narrow the window or raise --query-timeout", err)
 	case errors.As(err, &apiErr) && apiErr.Type == v1.ErrClient && strings.Contains(apiErr.Msg, "401"):
 		return fmt.Errorf("%w: the querier refused the credentials (401); pass --bearer-token-file with a token it accepts", err)
 	case errors.As(err, &apiErr) && apiErr.Type == v1.ErrClient && strings.Contains(apiErr.Msg, "403"):
 		return fmt.Errorf("%w: the querier forbids these queries (403); the token's identity needs permission to query metrics (on OpenShift, the cluster-monitoring-view role)", err)
 	case errors.As(err, &apiErr) && apiErr.Type == v1.ErrClient && strings.Contains(apiErr.Msg, "404"):
 		return fmt.Errorf("%w: no query API at --prometheus (404); give the base URL the API's /api/v1 lives under", err)
-	case errors.As(err, &netErr), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &netErr):
 		return fmt.Errorf("%w: the querier is not reachable; check --prometheus", err)
 	}
 	return fmt.Errorf("query %s: %w", query, err)
 }
 
-// NewAPI is a v1.API on address with rt as transport.
-func NewAPI(address string, rt api.Config) (v1.API, error) {
-	rt.Address = address
-	c, err := api.NewClient(rt)
+// NewAPI is a v1.API on address through rt, following redirects on
+// address's host only (SameHostRedirects).
+func NewAPI(address string, rt http.RoundTripper) (v1.API, error) {
+	u, err := url.Parse(address)
+	if err != nil {
+		return nil, fmt.Errorf("--prometheus %q: %w", address, err)
+	}
+	c, err := api.NewClient(api.Config{Address: address, Client: &http.Client{Transport: rt, CheckRedirect: SameHostRedirects(u.Host)}})
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus %q: %w", address, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ocl-exporter/ocl_exporter/plaintext"
 )
 
 // Formats Render writes.
@@ -78,8 +80,20 @@ func (p *printer) code(s string) string {
 	return fence + s + fence
 }
 
+// text is free text that holds values from the querier (cleaned by
+// Build): escaped in markdown, as it is in text.
+func (p *printer) text(s string) string {
+	if p.md {
+		return plaintext.Markdown(s)
+	}
+	return s
+}
+
 // at writes a moment as UTC time and offset from the data's start.
 func (p *printer) at(t time.Time) string {
+	if d := t.Sub(p.start); d < 0 {
+		return t.UTC().Format("2006-01-02 15:04:05") + " (" + shortDuration(-d) + " before the data)"
+	}
 	return t.UTC().Format("2006-01-02 15:04:05") + " (+" + shortDuration(t.Sub(p.start)) + ")"
 }
 
@@ -90,15 +104,19 @@ func (p *printer) span(s Span) string {
 	return p.at(s.Start) + " to " + s.End.UTC().Format("15:04:05") + ", " + shortDuration(s.End.Sub(s.Start))
 }
 
+// shortDuration is d to the second, without its zero trailing units:
+// 2h, 2h5m, 2h0m5s, 45m, 2m30s, 10s, 0s.
 func shortDuration(d time.Duration) string {
 	d = d.Round(time.Second)
+	if d == 0 {
+		return "0s"
+	}
 	s := d.String()
-	s = strings.TrimSuffix(s, "0s")
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
 	if strings.HasSuffix(s, "h0m") {
 		s = strings.TrimSuffix(s, "0m")
-	}
-	if s == "" {
-		return "0s"
 	}
 	return s
 }
@@ -119,7 +137,13 @@ func (p *printer) report(r *Report) {
 	if r.DataFrom.Sub(r.From) >= time.Duration(r.Step) {
 		p.item("The exporter's series start at %s: Prometheus holds nothing earlier in the window (retention, or the exporter was not scraped)", r.DataFrom.Format(time.RFC3339))
 	}
-	if !r.Incident {
+	for _, w := range r.Warnings {
+		p.item("Warning: %s", p.text(w))
+	}
+	switch {
+	case !r.Incident && r.Partial:
+		p.item("No incident can be concluded: the querier warned that its answers may be partial (above), and neither an OCL alert nor a failure signal showed in what it returned. Review again when every store answers.")
+	case !r.Incident:
 		p.item("No incident: no OCL alert fired and no failure signal showed in the window.")
 	}
 	// One pool and nothing outside it: its summary is the report's.
@@ -138,7 +162,7 @@ func (p *printer) report(r *Report) {
 func (p *printer) summary(level int, s Summary) {
 	p.heading(level, "Summary")
 	if s.FirstSignal != nil {
-		p.item("First failing signal: %s, %s%s", p.at(s.FirstSignal.Span.Start), s.FirstSignal.What, p.class(s.FirstSignal.Class))
+		p.item("First failing signal: %s, %s%s", p.at(s.FirstSignal.Span.Start), p.text(s.FirstSignal.What), p.class(s.FirstSignal.Class))
 	}
 	if s.FirstPage != nil {
 		p.item("First page: %s", p.at(*s.FirstPage))
@@ -167,7 +191,7 @@ func (p *printer) class(c string) string {
 }
 
 func (p *printer) pool(r PoolReport) {
-	p.heading(2, "Pool %s", r.Pool)
+	p.heading(2, "Pool %s", p.text(r.Pool))
 	p.summary(3, r.Summary)
 	if len(r.CurrentBuild) > 0 {
 		p.heading(3, "MachineOSConfig: current build")
@@ -192,10 +216,10 @@ func (p *printer) build(b BuildReport) {
 	var phases []string
 	for _, c := range b.Phases {
 		if c.At.Equal(p.start) {
-			phases = append(phases, c.Value+" at the start of the data")
+			phases = append(phases, p.text(c.Value)+" at the start of the data")
 			continue
 		}
-		phases = append(phases, c.Value+" "+c.At.UTC().Format("15:04:05"))
+		phases = append(phases, p.text(c.Value)+" "+c.At.UTC().Format("15:04:05"))
 	}
 	line := p.code(b.Name)
 	if len(phases) > 0 {
@@ -269,15 +293,15 @@ func (p *printer) alerts(as []Alert) {
 		slices.Sort(keys)
 		var labels []string
 		for _, k := range keys {
-			labels = append(labels, k+"="+a.Labels[k])
+			labels = append(labels, p.text(k+"="+a.Labels[k]))
 		}
-		line := p.code(a.Name) + " (" + a.Severity
+		line := p.code(a.Name) + " (" + p.text(a.Severity)
 		if len(labels) > 0 {
 			line += ", " + strings.Join(labels, ", ")
 		}
 		line += "): " + p.span(a.Span)
 		if a.Signal != nil {
-			line += "; behind it: " + a.Signal.What + p.class(a.Signal.Class) + " since " + a.Signal.Span.Start.UTC().Format("15:04:05")
+			line += "; behind it: " + p.text(a.Signal.What) + p.class(a.Signal.Class) + " since " + a.Signal.Span.Start.UTC().Format("15:04:05")
 		}
 		p.item("%s", line)
 	}

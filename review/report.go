@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/ocl-exporter/ocl_exporter/plaintext"
 )
 
 // spans reads the moments a series is present, a step apart, as windows:
@@ -57,9 +59,17 @@ func unixTime(f float64) *time.Time {
 var errNoExporter = errors.New("no ocl_exporter series in the window: the exporter was not scraped then, " +
 	"Prometheus no longer holds that time (its retention), or --cluster names no cluster it holds")
 
-// Build reads the series of one window into a report.
-func Build(s Series, w Window, f Filter) (*Report, error) {
-	r := &Report{From: w.From.UTC(), To: w.To.UTC(), Step: Duration(w.Step), Cluster: f.Cluster, Pool: f.Pool}
+// Build reads the series of one window, and the warnings the querier
+// returned with them, into a report. Any warning from the querier makes
+// the report partial: it concludes no "no incident" from it.
+func Build(s Series, warnings []string, w Window, f Filter) (*Report, error) {
+	r := &Report{From: w.From.UTC(), To: w.To.UTC(), Step: Duration(w.Step), Cluster: plaintext.Line(f.Cluster), Pool: plaintext.Line(f.Pool)}
+	for _, warning := range warnings {
+		r.Warnings = append(r.Warnings, plaintext.Line(warning))
+	}
+	r.Partial = len(warnings) > 0
+	s, dropped := sanitize(s, w)
+	r.Warnings = append(r.Warnings, dropped...)
 	exp := s[qExporter]
 	if len(exp) == 0 || len(exp[0].Values) == 0 {
 		return nil, errNoExporter
@@ -351,7 +361,7 @@ func summarize(sigs []Signal, alerts []Alert, builds []BuildReport, nodes []Node
 	}
 	if s.Pages > 0 && resolved {
 		s.Resolved = &last
-		if s.FirstSignal != nil {
+		if s.FirstSignal != nil && !last.Before(s.FirstSignal.Span.Start) {
 			s.TimeToResolve = durationPtr(last.Sub(s.FirstSignal.Span.Start))
 		}
 	}
@@ -386,7 +396,7 @@ func rolloutDuration(nodes []NodeReport) *Duration {
 			last = *n.Reached
 		}
 	}
-	if first.IsZero() {
+	if first.IsZero() || last.Before(first) {
 		return nil
 	}
 	return durationPtr(last.Sub(first))

@@ -67,7 +67,7 @@ func incident() Series {
 }
 
 func TestBuildReadsTheIncident(t *testing.T) {
-	r, err := Build(incident(), window, Filter{})
+	r, err := Build(incident(), nil, window, Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestBuildNoIncident(t *testing.T) {
 	delete(s, qAlerts)
 	delete(s, qBuildFailure)
 	delete(s, qPodFailures)
-	r, err := Build(s, window, Filter{})
+	r, err := Build(s, nil, window, Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestBuildNoIncident(t *testing.T) {
 func TestBuildWithoutTheExporter(t *testing.T) {
 	s := incident()
 	delete(s, qExporter)
-	if _, err := Build(s, window, Filter{}); !errors.Is(err, errNoExporter) {
+	if _, err := Build(s, nil, window, Filter{}); !errors.Is(err, errNoExporter) {
 		t.Errorf("err %v, want %v", err, errNoExporter)
 	}
 }
@@ -134,7 +134,7 @@ func TestBuildWithoutTheExporter(t *testing.T) {
 func TestBuildSaysWhereTheDataStarts(t *testing.T) {
 	s := incident()
 	s[qExporter] = model.Matrix{present(model.Metric{}, 10, 61, 1)}
-	r, err := Build(s, window, Filter{})
+	r, err := Build(s, nil, window, Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestSpans(t *testing.T) {
 }
 
 func TestRenderGolden(t *testing.T) {
-	r, err := Build(incident(), window, Filter{Pool: "worker"})
+	r, err := Build(incident(), nil, window, Filter{Pool: "worker"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,14 +189,14 @@ func TestRenderGolden(t *testing.T) {
 // recorder is a Querier that records the queries and answers nothing.
 type recorder struct{ queries []string }
 
-func (r *recorder) QueryRange(_ context.Context, q string, _ v1.Range) (model.Matrix, error) {
+func (r *recorder) QueryRange(_ context.Context, q string, _ v1.Range) (model.Matrix, v1.Warnings, error) {
 	r.queries = append(r.queries, q)
-	return nil, nil
+	return nil, nil, nil
 }
 
 func TestFetchFilters(t *testing.T) {
 	var r recorder
-	if _, err := Fetch(context.Background(), &r, window, Filter{Pool: "infra", Cluster: "east"}); err != nil {
+	if _, _, err := Fetch(context.Background(), &r, window, Filter{Pool: "infra", Cluster: "east"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range r.queries {
@@ -216,7 +216,7 @@ func TestFetchFilters(t *testing.T) {
 		}
 	}
 	r = recorder{}
-	if _, err := Fetch(context.Background(), &r, window, Filter{}); err != nil {
+	if _, _, err := Fetch(context.Background(), &r, window, Filter{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range r.queries {
@@ -238,7 +238,7 @@ func TestFetchExplains(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Fetch(context.Background(), API{V1: v1.NewAPI(c)}, window, Filter{})
+		_, _, err = Fetch(context.Background(), API{V1: v1.NewAPI(c)}, window, Filter{})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%d: %v, want it to say %q", code, err, want)
 		}
@@ -248,7 +248,7 @@ func TestFetchExplains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Fetch(context.Background(), API{V1: v1.NewAPI(c)}, window, Filter{}); err == nil || !strings.Contains(err.Error(), "not reachable") {
+	if _, _, err := Fetch(context.Background(), API{V1: v1.NewAPI(c)}, window, Filter{}); err == nil || !strings.Contains(err.Error(), "not reachable") {
 		t.Errorf("unreachable: %v", err)
 	}
 }
@@ -282,14 +282,14 @@ type answers struct {
 	asked []string
 }
 
-func (a *answers) QueryRange(_ context.Context, q string, _ v1.Range) (model.Matrix, error) {
+func (a *answers) QueryRange(_ context.Context, q string, _ v1.Range) (model.Matrix, v1.Warnings, error) {
 	a.asked = append(a.asked, q)
 	for k, m := range a.by {
 		if strings.Contains(q, k) {
-			return m, nil
+			return m, nil, nil
 		}
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // TestFetchOffTargetFallsBack: node_off_target answers the rollout's nodes;
@@ -305,7 +305,7 @@ func TestFetchOffTargetFallsBack(t *testing.T) {
 		"older exporter":   {by: map[string]model.Matrix{"node_layered_image_mismatch": node}, fallbackUsed: true},
 	} {
 		a := &answers{by: c.by}
-		s, err := Fetch(context.Background(), a, window, Filter{})
+		s, _, err := Fetch(context.Background(), a, window, Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,8 +15,14 @@ type Report struct {
 	// held) the start of it.
 	DataFrom time.Time `json:"dataFrom"`
 	// Incident is false when no OCL alert fired and no failure signal
-	// showed in the window.
-	Incident bool         `json:"incident"`
+	// showed in the window: no incident, unless Partial.
+	Incident bool `json:"incident"`
+	// Partial: the querier warned (a Thanos store that did not answer,
+	// say) and the series may be incomplete; Incident false then means
+	// "not known", never "no incident".
+	Partial bool `json:"partial"`
+	// Warnings are the querier's, and the samples review ignored.
+	Warnings []string     `json:"warnings,omitempty"`
 	Pools    []PoolReport `json:"pools"`
 	// Alerts without a pool (the exporter, the operator, the builder).
 	Alerts  []Alert `json:"alerts"`

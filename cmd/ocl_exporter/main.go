@@ -102,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 	app := kingpin.New(name, "Prometheus exporter for OpenShift On-Cluster Layering (image mode).")
 	app.UsageWriter(stderr)
+	app.UsageTemplate(usageTemplate)
 	app.ErrorWriter(stderr)
 	app.Version(version.Print(name))
 	app.HelpFlag.Short('h')
@@ -151,7 +152,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	case captureCommand:
 		return runCapture(ctx, o, logger)
 	case reviewCommand:
-		return runReview(ctx, o)
+		return runReview(ctx, o, logger)
 	}
 
 	// Everything that can be wrong in the configuration fails here, before

@@ -4,15 +4,20 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/prometheus/client_golang/api"
+	"github.com/alecthomas/units"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
@@ -28,10 +33,16 @@ type reviewOptions struct {
 	prometheus      string
 	from, to        string
 	cluster         string
+	selector        string
 	bearerTokenFile string
 	caFile          string
 	insecure        bool
+	plaintextToken  bool
 	timeout         time.Duration
+	headerTimeout   time.Duration
+	maxBytes        units.Base2Bytes
+	maxSeries       int
+	windowSet       bool
 }
 
 // couldNotReview is review's exit status when it wrote no report.
@@ -41,17 +52,22 @@ const couldNotReview = 2
 const maxSecretBytes = 1 << 20
 
 func addReviewCommand(app *kingpin.Application, o *toolOptions) {
-	r := app.Command(reviewCommand, "Review an OCL incident from history: read the exporter's series and the OCL alerts over a window from Prometheus, Thanos Query or the OpenShift monitoring querier, and write a timeline per pool with time to detect, time to resolve, durations, nodes affected and retries. Exit 0 with a report (\"no incident\" included), 2 when it could not review.")
-	r.Flag("prometheus", "Base URL of a Prometheus-compatible query API, e.g. http://localhost:9090 or https://thanos-querier-openshift-monitoring.apps.example.com.").Required().StringVar(&o.review.prometheus)
-	r.Flag("from", "Start of the window: RFC 3339 (2025-10-17T12:30:00Z), or a duration before --to (6h).").Default("6h").StringVar(&o.review.from)
-	r.Flag("to", "End of the window: RFC 3339, or now.").Default("now").StringVar(&o.review.to)
+	r := app.Command(reviewCommand, "Review an OCL incident from history: read the exporter's series and the OCL alerts over a window from Prometheus, Thanos Query or the OpenShift monitoring querier, and write a timeline per pool with time to detect, time to resolve, durations, nodes affected and retries. --example reviews a recorded history built into the binary, no querier needed. Exit 0 with a report (\"no incident\" included), 2 when it could not review (docs/review.md).")
+	r.Flag("prometheus", "Base URL of a Prometheus-compatible query API, e.g. http://localhost:9090 or https://thanos-querier-openshift-monitoring.apps.example.com. Required unless --example.").StringVar(&o.review.prometheus)
+	r.Flag("from", "Start of the window: RFC 3339 (2025-10-17T12:30:00Z), or a duration before --to (6h).").Default("6h").IsSetByUser(&o.review.windowSet).StringVar(&o.review.from)
+	r.Flag("to", "End of the window: RFC 3339, or now.").Default("now").IsSetByUser(&o.review.windowSet).StringVar(&o.review.to)
 	r.Flag("pool", "Review only this MachineConfigPool (alerts without a pool are kept).").StringVar(&o.pool)
 	r.Flag("cluster", "Review only the series with this cluster label, through a querier that federates clusters (Thanos Query).").StringVar(&o.review.cluster)
+	r.Flag("selector", "Label matchers that select the exporter's series among those of the same names the querier holds (not applied to ALERTS).").Default(review.DefaultSelector).StringVar(&o.review.selector)
 	r.Flag("output", "Report format: text, markdown (for a review document) or json (docs/review.md).").Short('o').Default("text").EnumVar(&o.output, review.Formats...)
-	r.Flag("bearer-token-file", "File holding a bearer token to send, read on every query. Default: the token of the cluster configuration when it has one (--kubeconfig, the in-cluster service account, $KUBECONFIG or ~/.kube/config after oc login), none otherwise.").StringVar(&o.review.bearerTokenFile)
+	r.Flag("bearer-token-file", "File holding a bearer token to send, read on every query. Default: the token of the cluster configuration when it has one (--kubeconfig, the in-cluster service account, $KUBECONFIG or ~/.kube/config after oc login), none otherwise. Sent to the --prometheus host only, never over http:// without --allow-plaintext-token.").StringVar(&o.review.bearerTokenFile)
+	r.Flag("allow-plaintext-token", "Send the bearer token over plain http:// (anyone on the path can read it and act as its user). Without it, review refuses to send a token to an http:// URL.").BoolVar(&o.review.plaintextToken)
 	r.Flag("tls.ca-file", "CA certificates to verify the querier's certificate with, instead of the system's.").StringVar(&o.review.caFile)
 	r.Flag("tls.insecure-skip-verify", "Do not verify the querier's certificate.").BoolVar(&o.review.insecure)
-	r.Flag("query-timeout", "Time allowed for each range query.").Default("2m").DurationVar(&o.review.timeout)
+	r.Flag("query-timeout", "Time allowed for each range query, answer included.").Default("2m").DurationVar(&o.review.timeout)
+	r.Flag("response-header-timeout", "Time allowed for the querier to start answering a query (its response headers): a querier that accepts connections but never answers fails after it.").Default("30s").DurationVar(&o.review.headerTimeout)
+	r.Flag("max-response-bytes", "Largest answer read for one query (e.g. 32MiB, 1GiB); a larger one fails the review.").Default(units.Base2Bytes(review.DefaultMaxResponseBytes).String()).BytesVar(&o.review.maxBytes)
+	r.Flag("max-series", "Most series read for one query; more fail the review.").Default(strconv.Itoa(review.DefaultMaxSeries)).IntVar(&o.review.maxSeries)
 }
 
 // reviewWindow reads --from and --to at now.
@@ -76,30 +92,40 @@ func reviewWindow(o reviewOptions, now time.Time) (review.Window, error) {
 }
 
 // runReview writes one report, or explains why it could not.
-func runReview(ctx context.Context, o *options) error {
-	w, err := reviewWindow(o.tool.review, time.Now())
+func runReview(ctx context.Context, o *options, logger *slog.Logger) error {
+	ro := o.tool.review
+	w, err := reviewWindow(ro, time.Now())
 	if err != nil {
 		return exitCode{couldNotReview, err}
 	}
-	rt, err := reviewTransport(o)
+	var rt http.RoundTripper
+	if o.example {
+		if ro.prometheus != "" || ro.windowSet || ro.cluster != "" || ro.bearerTokenFile != "" {
+			return exitCode{couldNotReview, errors.New("--example reviews the history built into the binary: drop --prometheus, --from, --to, --cluster and --bearer-token-file")}
+		}
+		rec, err := review.Example()
+		if err != nil {
+			return exitCode{couldNotReview, err}
+		}
+		srv := httptest.NewServer(rec.Handler())
+		defer srv.Close()
+		ro.prometheus, w, rt = srv.URL, rec.Window(), srv.Client().Transport
+		logger.Info("reviewing the built-in example history", "lifecycle", rec.Lifecycle)
+	} else if rt, err = reviewTransport(o, logger); err != nil {
+		return exitCode{couldNotReview, err}
+	}
+	v1api, err := review.NewAPI(ro.prometheus, review.LimitBody(rt, int64(ro.maxBytes)))
 	if err != nil {
 		return exitCode{couldNotReview, err}
 	}
-	if u, err := url.Parse(o.tool.review.prometheus); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return exitCode{couldNotReview, flagError("prometheus", "%q is not an http(s) URL", o.tool.review.prometheus)}
-	}
-	v1api, err := review.NewAPI(o.tool.review.prometheus, api.Config{RoundTripper: rt})
-	if err != nil {
-		return exitCode{couldNotReview, err}
-	}
-	f := review.Filter{Pool: o.tool.pool, Cluster: o.tool.review.cluster}
-	ctx, cancel := context.WithTimeout(ctx, 15*o.tool.review.timeout)
+	f := review.Filter{Pool: o.tool.pool, Cluster: ro.cluster, Selector: ro.selector}
+	ctx, cancel := context.WithTimeout(ctx, 15*ro.timeout)
 	defer cancel()
-	series, err := review.Fetch(ctx, timedQuerier{review.API{V1: v1api}, o.tool.review.timeout}, w, f)
+	series, warnings, err := review.Fetch(ctx, timedQuerier{review.API{V1: v1api, MaxSeries: ro.maxSeries}, ro.timeout}, w, f)
 	if err != nil {
 		return exitCode{couldNotReview, fmt.Errorf("review: %w", err)}
 	}
-	r, err := review.Build(series, w, f)
+	r, err := review.Build(series, warnings, w, f)
 	if err != nil {
 		return exitCode{couldNotReview, fmt.Errorf("review of %s to %s: %w", w.From.UTC().Format(time.RFC3339), w.To.UTC().Format(time.RFC3339), err)}
 	}
@@ -112,16 +138,25 @@ type timedQuerier struct {
 	timeout time.Duration
 }
 
-func (q timedQuerier) QueryRange(ctx context.Context, query string, r v1.Range) (model.Matrix, error) {
+func (q timedQuerier) QueryRange(ctx context.Context, query string, r v1.Range) (model.Matrix, v1.Warnings, error) {
 	ctx, cancel := context.WithTimeout(ctx, q.timeout)
 	defer cancel()
 	return q.Querier.QueryRange(ctx, query, r)
 }
 
-// reviewTransport is the HTTP transport to the querier: its TLS options and
-// the bearer token, from --bearer-token-file or the kubeconfig.
-func reviewTransport(o *options) (http.RoundTripper, error) {
+// reviewTransport is the HTTP transport to the querier: its TLS options,
+// the time to its first answer, and the bearer token, from
+// --bearer-token-file or the cluster configuration, for the --prometheus
+// host only and over https unless --allow-plaintext-token.
+func reviewTransport(o *options, logger *slog.Logger) (http.RoundTripper, error) {
 	ro := o.tool.review
+	u, err := url.Parse(ro.prometheus)
+	if ro.prometheus == "" {
+		return nil, flagError("prometheus", "required (or --example)")
+	}
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, flagError("prometheus", "%q is not an http(s) URL", ro.prometheus)
+	}
 	// InsecureSkipVerify only on --tls.insecure-skip-verify, the user's choice.
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: ro.insecure}
 	if ro.caFile != "" {
@@ -137,18 +172,24 @@ func reviewTransport(o *options) (http.RoundTripper, error) {
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.TLSClientConfig = tlsConfig
-	token, err := reviewToken(o)
+	base.ResponseHeaderTimeout = ro.headerTimeout
+	token, err := reviewToken(o, u, logger)
 	if err != nil {
 		return nil, err
 	}
 	if token == nil {
 		return base, nil
 	}
-	return bearer{token: token, next: base}, nil
+	if u.Scheme == "http" && !ro.plaintextToken {
+		return nil, flagError("prometheus", "%s is plain http: review will not send the bearer token where anyone on the path can read it; use https, or --allow-plaintext-token if this path is private (a port-forward to localhost)", ro.prometheus)
+	}
+	return review.Bearer{Host: u.Host, Token: token, Next: base, Log: logger}, nil
 }
 
-// reviewToken returns a function reading the bearer token, or nil for none.
-func reviewToken(o *options) (func() (string, error), error) {
+// reviewToken returns a function reading the bearer token, or nil for
+// none. The cluster's token is meant for the cluster's own querier: sent
+// anywhere else, it is said.
+func reviewToken(o *options, querier *url.URL, logger *slog.Logger) (func() (string, error), error) {
 	if path := o.tool.review.bearerTokenFile; path != "" {
 		if _, err := readSmallFile("bearer-token-file", path); err != nil {
 			return nil, err
@@ -165,17 +206,40 @@ func reviewToken(o *options) (func() (string, error), error) {
 	case err != nil:
 		return nil, nil // no cluster configuration: no token
 	}
+	var token func() (string, error)
 	switch {
 	case cfg.BearerToken != "":
 		t := cfg.BearerToken
-		return func() (string, error) { return t, nil }, nil
+		token = func() (string, error) { return t, nil }
 	case cfg.BearerTokenFile != "":
-		return func() (string, error) {
+		token = func() (string, error) {
 			b, err := readSmallFile("kubeconfig tokenFile", cfg.BearerTokenFile)
 			return strings.TrimSpace(string(b)), err
-		}, nil
+		}
+	default:
+		return nil, nil
 	}
-	return nil, nil
+	if want := clusterQueriers(cfg.Host); !slices.Contains(want, querier.Hostname()) {
+		logger.Warn("sending the cluster's bearer token to a host that is not the cluster's querier; pass --bearer-token-file with a token meant for it if it is not",
+			"host", querier.Hostname(), "cluster_querier", strings.Join(want, " or "))
+	}
+	return token, nil
+}
+
+// clusterQueriers are the host names of the querier of the cluster whose
+// API server is apiServer: OpenShift's thanos-querier Service, and its
+// Route under the cluster's apps domain (api.<cluster domain> serves the
+// API, apps.<cluster domain> the routes).
+func clusterQueriers(apiServer string) []string {
+	out := []string{"thanos-querier.openshift-monitoring.svc", "thanos-querier.openshift-monitoring.svc.cluster.local"}
+	u, err := url.Parse(apiServer)
+	if err != nil {
+		return out
+	}
+	if domain, ok := strings.CutPrefix(u.Hostname(), "api."); ok {
+		out = append(out, "thanos-querier-openshift-monitoring.apps."+domain)
+	}
+	return out
 }
 
 func readSmallFile(flag, path string) ([]byte, error) {
@@ -191,18 +255,21 @@ func readSmallFile(flag, path string) ([]byte, error) {
 	return b, nil
 }
 
-// bearer sends a bearer token with every request.
-type bearer struct {
-	token func() (string, error)
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	t, err := b.token()
-	if err != nil {
-		return nil, err
-	}
-	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+t)
-	return b.next.RoundTrip(req)
-}
+// usageTemplate is kingpin's default with one change: a command's help
+// lists its own flags first, then the global ones (kingpin lists them
+// mixed, globals first, so review's --prometheus came after forty lines of
+// the exporter's flags).
+var usageTemplate = strings.Replace(kingpin.DefaultUsageTemplate, `{{if .Context.Flags -}}
+Flags:
+{{.Context.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{end -}}`, `{{if .Context.SelectedCommand -}}
+{{if .Context.SelectedCommand.Flags -}}
+Flags of {{.Context.SelectedCommand.FullCommand}}:
+{{.Context.SelectedCommand.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{end -}}
+Global flags:
+{{.App.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{else if .Context.Flags -}}
+Flags:
+{{.Context.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{end -}}`, 1)

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -328,5 +329,40 @@ func summary(t *testing.T, s review.Summary, detect, resolve time.Duration, page
 	}
 	if got(s.TimeToDetect) != detect.String() || got(s.TimeToResolve) != resolve.String() || s.Pages != pages {
 		t.Errorf("time to detect %s, to resolve %s, pages %d; want %s, %s, %d", got(s.TimeToDetect), got(s.TimeToResolve), s.Pages, detect, resolve, pages)
+	}
+}
+
+// TestReviewRecordsTheExample keeps review --example's built-in history
+// what a real Prometheus answers for the sample lifecycle, at a one-minute
+// step (make e2e E2E_ARGS='-run TestReviewRecordsTheExample' with
+// UPDATE_EXAMPLE=1 in the environment rewrites it).
+func TestReviewRecordsTheExample(t *testing.T) {
+	l, err := lifecycle.Load(filepath.Join(repoRoot, "testdata", "lifecycles", sampleLifecycle))
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := review.NewAPI(servedHistory(t, sampleLifecycle), http.DefaultTransport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := review.Recording{Lifecycle: sampleLifecycle, From: l.Start.UTC(), To: l.At(l.End).UTC(), Step: review.Duration(time.Minute)}
+	var warnings []string
+	rec.Series, warnings, err = review.Fetch(t.Context(), review.API{V1: api}, rec.Window(), review.Filter{Selector: review.DefaultSelector})
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("%v %v", err, warnings)
+	}
+	got, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join(repoRoot, "review", "example", "history.json")
+	if os.Getenv("UPDATE_EXAMPLE") == "1" {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s is not what Prometheus answers now (%v); rerun with UPDATE_EXAMPLE=1 make e2e E2E_ARGS='-run TestReviewRecordsTheExample'", path, err)
 	}
 }
