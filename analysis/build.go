@@ -85,12 +85,13 @@ type Build struct {
 	// explain: a drain evicts a build pod through the API, which deletes
 	// it, and the Job counts it failed. Not evidence of a broken build.
 	PodsDeleted int
-	// JobGone: the build is not over, it had a Job (its builder reference
-	// or job-uid annotation says so), and that Job is not there. The MCO
-	// marks such a build Interrupted when it sees the Job deleted; it did
-	// not when the machine-os-builder was down at the time, or before the
-	// fix of 4.18.z (#5025) when a pod of the Job had failed.
-	JobGone bool
+	// JobGone, for a build not over when Jobs are readable (nil
+	// otherwise): it had a Job (its builder reference or job-uid
+	// annotation says so), and that Job is not there. The MCO marks such
+	// a build Interrupted when it sees the Job deleted; it did not when
+	// the machine-os-builder was down at the time, or before the fix of
+	// 4.18.z (#5025) when a pod of the Job had failed.
+	JobGone *bool
 	// Failure is the cause of a failed or interrupted build, or of a
 	// running build whose pods fail or cannot start; nil otherwise.
 	Failure *classify.Result
@@ -197,7 +198,10 @@ func (c *Cluster) build(b *mcfgv1.MachineOSBuild) Build {
 	}
 	out.PodsDeleted = max(out.PodFailures-total(failedPods), 0)
 	if !out.Phase.terminal() {
-		out.JobGone = job == nil && hadJob(b) && c.Captured(KindJob)
+		if c.Captured(KindJob) {
+			gone := job == nil && hadJob(b)
+			out.JobGone = &gone
+		}
 		out.Stuck = c.stuck(jobName(b), pods)
 	}
 	out.Failure = c.failure(b, out, job, pods)
@@ -318,7 +322,7 @@ func (c *Cluster) failure(b *mcfgv1.MachineOSBuild, out Build, job *batchv1.Job,
 	switch {
 	case phase == BuildFailed && c.failedBeforeJob(b, job, pods):
 		return &classify.Result{Class: classify.ContainerfileInvalid}
-	case out.JobGone:
+	case out.JobGone != nil && *out.JobGone:
 		// The build's Job was deleted before it finished: what the MCO
 		// calls an interrupted build, although this one still reads running.
 		return &classify.Result{Class: classify.BuildInterrupted}

@@ -51,7 +51,7 @@ func newBuildStage() *buildStage {
 			"Failed build pods the MachineOSBuild's Job counts but that are gone, with no failed pod left to say why (Job status.failed less the failed pods present): a drain evicts a build pod through the API, which deletes it. Not counted as the build failing.",
 			build...),
 		jobGone: newSpec("mosb_build_job_gone",
-			"1 while the MachineOSBuild is not Succeeded, Failed or Interrupted although it had a Job (builder reference or job-uid annotation) and that Job is gone: deleted while the machine-os-builder was down, or by an MCO that did not mark the build Interrupted. No series for a finished build or when Jobs are not readable.",
+			"1 while the MachineOSBuild is not Succeeded, Failed or Interrupted although it had a Job (builder reference or job-uid annotation) and that Job is gone: deleted while the machine-os-builder was down, or by an MCO that did not mark the build Interrupted; 0 for a build not over whose Job is there or was never created. No series for a finished build or when Jobs are not readable.",
 			build...),
 		podStuck: newSpec("mosb_build_pod_stuck",
 			"1 with the parsed cause (class) while the current attempt of a running MachineOSBuild cannot run: its pod is unschedulable or waits on a known cause such as an image pull back-off, or a ResourceQuota refuses to create it. The Job never fails such an attempt. No series otherwise.",
@@ -120,8 +120,8 @@ func (s *buildStage) collectBuild(b analysis.Build, ch chan<- prometheus.Metric)
 	}
 	ch <- s.podFailures.gauge(float64(b.PodFailures), id...)
 	ch <- s.podsDeleted.gauge(float64(b.PodsDeleted), id...)
-	if b.JobGone {
-		ch <- s.jobGone.gauge(1, id...)
+	if b.JobGone != nil {
+		ch <- s.jobGone.gauge(boolean(*b.JobGone), id...)
 	}
 	for class, n := range b.FailedPods {
 		ch <- s.failedPods.gauge(float64(n), with(string(class))...)

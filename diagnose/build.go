@@ -140,15 +140,18 @@ type builder struct {
 	waits   map[string]analysis.BuildWait              // by MachineOSConfig
 	rollout analysis.Rollout
 	left    map[string]int // ephemeral objects by build
-	builder analysis.BuilderFinding
-	op      *analysis.OperatorFinding
+	// building marks the MachineOSConfigs with a build not over.
+	building map[string]bool
+	orphans  map[string][]analysis.Orphan // by MachineOSConfig
+	builder  analysis.BuilderFinding
+	op       *analysis.OperatorFinding
 }
 
 func newBuilder(c *analysis.Cluster, o Options) *builder {
 	b := &builder{
 		c: c, o: o, now: c.Now,
 		moscs: map[string]analysis.MachineOSConfigFinding{}, objects: map[string]*mcfgv1.MachineOSConfig{},
-		builds: map[string]analysis.Build{}, waits: map[string]analysis.BuildWait{}, left: map[string]int{},
+		builds: map[string]analysis.Build{}, waits: map[string]analysis.BuildWait{}, left: map[string]int{}, building: map[string]bool{}, orphans: map[string][]analysis.Orphan{},
 	}
 	all := analysis.Analyze(c, 0)
 	b.rollout, b.builder, b.op = all.Rollout, all.Builder, all.Operator
@@ -160,12 +163,19 @@ func newBuilder(c *analysis.Cluster, o Options) *builder {
 	}
 	for _, bd := range all.Builds {
 		b.builds[bd.Name] = bd
+		switch bd.Phase {
+		case analysis.BuildInitial, analysis.BuildPrepared, analysis.BuildBuilding:
+			b.building[bd.MachineOSConfig] = true
+		}
 	}
 	for _, w := range all.BuildWaits {
 		b.waits[w.MachineOSConfig] = w
 	}
 	for _, e := range all.Ephemeral {
 		b.left[e.MachineOSBuild] += e.Count
+	}
+	for _, o := range all.Orphaned {
+		b.orphans[o.MachineOSConfig] = append(b.orphans[o.MachineOSConfig], o)
 	}
 	return b
 }
