@@ -1,8 +1,8 @@
 package analysis
 
 import (
-	"fmt"
 	"reflect"
+	"strconv"
 	"testing"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -120,5 +120,5 @@ func deref(b *bool) string {
 	if b == nil {
 		return "nil"
 	}
-	return fmt.Sprint(*b)
+	return strconv.FormatBool(*b)
 }
