@@ -12,7 +12,8 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 BRANCH    ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Revision=$(REVISION) -X $(PKG).Branch=$(BRANCH) \
-             -X $(PKG).BuildUser=ocl_exporter -X $(PKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
+             -X $(PKG).BuildUser=ocl_exporter -X $(PKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S) \
+             $(if $(RUNBOOK_REPO),-X github.com/ocl-exporter/ocl_exporter/runbooks.Repository=$(RUNBOOK_REPO))
 PROMTOOL    := $(BIN)/promtool
 GOLANGCI    := $(BIN)/golangci-lint
 # Every Go module of the repository, for the go mod tidy check.
@@ -22,6 +23,7 @@ ARGS      ?=
 
 .PHONY: all build run test test-go test-rules lint tools clean help
 
+## all: lint, test and build, the default.
 all: lint test build
 
 # GOBUILD builds the static release binary, for make build and make image.
@@ -31,9 +33,10 @@ GOBUILD   = CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 build:
 	$(GOBUILD) -o $(BIN)/ocl_exporter ./cmd/ocl_exporter
 
-## help: list the targets, each with the first line of its `## target:` comment.
+## help: list every target with the first sentence of its `## target:`
+## comment, however many lines it spans.
 help:
-	@awk '/^## [a-z0-9-]+:/ { sub(/^## /, ""); n = index($$0, ":"); printf "  %-16s%s\n", substr($$0, 1, n - 1), substr($$0, n + 2) }' $(MAKEFILE_LIST)
+	@awk -f hack/help.awk $(MAKEFILE_LIST)
 
 ## run: serve the example snapshot on :29100 (SNAPSHOT=dir to read another).
 run: build
@@ -91,6 +94,7 @@ lint-size:
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' | awk '$$1 > 1048576 && $$2 !~ /(^|\/)testdata\//'); \
 	if [ -n "$$big" ]; then echo "tracked files over 1 MB outside testdata/ (a build output? git rm --cached it, ignore it):"; echo "$$big"; exit 1; fi
 
+## tools: build the pinned promtool and golangci-lint into bin/.
 tools: $(PROMTOOL) $(GOLANGCI)
 
 $(PROMTOOL): tools/go.mod tools/go.sum
@@ -99,6 +103,7 @@ $(PROMTOOL): tools/go.mod tools/go.sum
 $(GOLANGCI): tools/golangci/go.mod tools/golangci/go.sum
 	cd tools/golangci && $(GO) build -o ../../$(GOLANGCI) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+## clean: remove bin/, every build output and tool built there.
 clean:
 	rm -rf $(BIN)
 
@@ -106,13 +111,17 @@ clean:
 ## alerts/*rules.yaml, the console dashboards from dashboards/*.json) and
 ## deploy/acm/generated/ (every dashboard, fleet/ too, for ACM's Grafana);
 ## go test ./hack/bundle/ fails when the committed files are not current.
-## The rules' runbook_url values link RUNBOOK_URL<Alert>.md: by default the
-## repository's runbooks at the release tag in VERSION; an organisation that
-## mirrors the runbooks sets RUNBOOK_URL=https://.../ (ending in /).
-RUNBOOK_URL ?=
+## The rules' runbook_url values link the runbooks at the tag or commit
+## checked out (a commit that adds a runbook first, then its bundle).
+# A fork or a mirror links its own runbooks: RUNBOOK_REPO=https://github.com/ORG/ocl_exporter
+# (GitHub's layout, at the same tag or commit; make build takes it too, as
+# the binary's --web.runbook-url default), or RUNBOOK_URL=https://runbooks.example.com/ocl/
+# (any base ending in /, <Alert>.md appended).
+RUNBOOK_REPO ?=
+RUNBOOK_URL  ?=
 .PHONY: bundle lint-dockerfile
 bundle:
-	$(GO) run ./hack/bundle $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
+	$(GO) run ./hack/bundle $(if $(RUNBOOK_REPO),-repository=$(RUNBOOK_REPO)) $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
 
 ## lint-dockerfile: BuildKit's build checks (what `docker build --check`
 ## runs), built from tools/go.mod: no container engine runs here.
@@ -132,6 +141,12 @@ include hack/integration.mk
 dashboards:
 	$(GO) run ./dashboards/gen
 
+## docs: rewrite docs/flags.md's tables from the command line's flags
+## and help; go test ./cmd/ocl_exporter/ fails while they differ.
+.PHONY: docs
+docs:
+	$(GO) test ./cmd/ocl_exporter/ -run '^TestFlagTables$$' -count=1 -update
+
 ## lint-markdown: runbooks/ and docs/ with markdownlint-cli2 and the
 ## openshift/runbooks settings (.markdownlint-cli2.yaml), installed from the
 ## npm registry at the versions locked in tools/npm/package-lock.json.
@@ -150,8 +165,9 @@ $(NPM_TOOLS): tools/npm/package.json tools/npm/package-lock.json
 ## layout to bin/ocl_exporter-oci by tools/image (go-containerregistry):
 ## no container engine, no registry. The Dockerfile's final stage with a
 ## FROM scratch base. test-image checks it against the Dockerfile and runs
-## the binary it holds. push: `make push IMAGE=REGISTRY/ocl_exporter:TAG`
-## copies it with crane (tools/go.mod), using your registry login
+## the binary it holds.
+## push: `make push IMAGE=REGISTRY/ocl_exporter:TAG` copies the image to a
+## registry with crane (tools/go.mod), using your registry login
 ## (~/.docker/config.json; `go tool crane auth login` writes it);
 ## `skopeo copy --all oci:bin/ocl_exporter-oci docker://REF` does the same.
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64

@@ -4,6 +4,8 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -105,4 +107,41 @@ func Durations(limits ...Limit) ([]time.Duration, error) {
 		out[i] = time.Duration(n * float64(time.Second))
 	}
 	return out, nil
+}
+
+// AtLeast reads N from every "series >= N" in the rules' expressions: the
+// count an alert starts at, such as the failed build pods that make a
+// build failing. The rules must agree, or it names the first that differs.
+func AtLeast(series string) (int, error) {
+	rs, err := rules()
+	if err != nil {
+		return 0, err
+	}
+	return atLeast(rs, series)
+}
+
+func atLeast(rs map[string]rule, series string) (int, error) {
+	n, from := 0, ""
+	for _, name := range slices.Sorted(maps.Keys(rs)) {
+		expr := rs[name].Expr
+		for rest := expr; ; {
+			i := strings.Index(rest, series+" >= ")
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(series)+4:]
+			v, err := strconv.Atoi(strings.Fields(rest)[0])
+			if err != nil {
+				return 0, fmt.Errorf("%s: %s >= %q is not a count: %w", name, series, strings.Fields(rest)[0], err)
+			}
+			if from != "" && v != n {
+				return 0, fmt.Errorf("%s compares %s >= %d, %s >= %d: the rules disagree", from, series, n, name, v)
+			}
+			n, from = v, name
+		}
+	}
+	if from == "" {
+		return 0, fmt.Errorf("no rule compares %s >= N", series)
+	}
+	return n, nil
 }

@@ -94,7 +94,7 @@ func TestJobGone(t *testing.T) {
 
 func TestOrphanedObjects(t *testing.T) {
 	labelled := func(name, build string) *metav1.PartialObjectMetadata {
-		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: buildNS, Labels: map[string]string{
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: buildNS, CreationTimestamp: buildAt(0), Labels: map[string]string{
 			LabelOnClusterLayering: "", LabelMachineOSBuild: build, LabelMachineOSConfig: "layered", LabelTargetPool: "layered",
 		}}}
 	}
@@ -104,7 +104,7 @@ func TestOrphanedObjects(t *testing.T) {
 		ConfigMaps:      []*metav1.PartialObjectMetadata{labelled("containerfile-gone", "gone"), labelled("mc-gone", "gone"), labelled("mc-alive", "alive")},
 		Secrets:         []*metav1.PartialObjectMetadata{labelled("base-gone", "gone")},
 	}
-	want := []Orphan{{MachineOSBuild: "gone", MachineOSConfig: "layered", Pool: "layered", Count: 3}}
+	want := []Orphan{{MachineOSBuild: "gone", MachineOSConfig: "layered", Pool: "layered", Count: 3, Newest: buildT0}}
 	if got := c.OrphanedObjects(); !reflect.DeepEqual(got, want) {
 		t.Errorf("OrphanedObjects() = %v, want %v", got, want)
 	}

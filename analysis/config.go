@@ -387,22 +387,43 @@ func DegradedEvents(c *Cluster) []DegradedEvent {
 }
 
 // degradedEventReason selects the events DegradedEvents reads and returns
-// the reason to report them under.
+// the reason to report them under: one of degradedEventReasons, else
+// OtherEventReason. Reasons are free text anyone who may post an event
+// writes, and each became a series (200,000 events with distinct reasons
+// gave 200,000 series).
 func degradedEventReason(c *Cluster, e *corev1.Event) (string, bool) {
 	if e.Type != corev1.EventTypeWarning {
 		return "", false
 	}
-	if e.InvolvedObject.Kind == machineOSConfigKind {
-		return e.Reason, true
+	reason := e.Reason
+	if e.InvolvedObject.Kind != machineOSConfigKind {
+		rest, ok := strings.CutPrefix(e.Reason, operatorDegradedEventPrefix)
+		if !ok || e.Namespace != c.Namespace {
+			return "", false
+		}
+		reason = strings.TrimSpace(strings.TrimPrefix(rest, ":"))
 	}
-	rest, ok := strings.CutPrefix(e.Reason, operatorDegradedEventPrefix)
-	if !ok || e.Namespace != c.Namespace {
-		return "", false
+	if !degradedEventReasons[reason] {
+		return OtherEventReason, true
 	}
-	if task := strings.TrimSpace(strings.TrimPrefix(rest, ":")); task != "" {
-		return task, true
-	}
-	return e.Reason, true
+	return reason, true
+}
+
+// OtherEventReason stands for every reason outside degradedEventReasons.
+const OtherEventReason = "other"
+
+// degradedEventReasons are the reasons the MCO gives the events
+// DegradedEvents reads: the operator's Degraded reasons, "<task>Failed"
+// for each task of its sync loop (pkg/operator/operator.go syncFuncs,
+// status.go taskFailed; OSImageStream since 4.21, NetworkPolicies in 4.23),
+// and the build controller's Warnings about a MachineOSConfig
+// (pkg/controller/build/ocl_events.go, 4.23).
+var degradedEventReasons = map[string]bool{
+	"OSImageStreamFailed": true, "RenderConfigFailed": true, "MachineConfigurationFailed": true,
+	"MachineConfigNodeFailed": true, "MachineConfigPoolsFailed": true, "NetworkPoliciesFailed": true,
+	"MachineConfigDaemonFailed": true, "MachineConfigControllerFailed": true, "MachineConfigServerFailed": true,
+	"MachineOSBuilderFailed": true, "RequiredPoolsFailed": true,
+	"BuildDegraded": true, "ConfigReconcileFailed": true,
 }
 
 // eventLastSeen is when the event last happened, whichever API wrote it.

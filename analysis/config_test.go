@@ -275,6 +275,9 @@ func TestDegradedEvents(t *testing.T) {
 		series,
 		event("default", corev1.EventTypeWarning, "ConfigReconcileFailed", "MachineOSConfig", "Failed to reconcile MachineOSConfig spec change: boom", at(20)),
 		event(cfgNamespace, corev1.EventTypeWarning, "OperatorDegraded", "ClusterOperator", "something odd", at(10)),
+		// Reasons the MCO never gives fold into one series.
+		event(cfgNamespace, corev1.EventTypeWarning, "OperatorDegraded: Flood1Failed", "ClusterOperator", "something odd", at(12)),
+		event("default", corev1.EventTypeWarning, "Flood2", "MachineOSConfig", "something odd", at(11)),
 		// Not read: Normal, operator events outside its namespace, unrelated reasons.
 		event(cfgNamespace, corev1.EventTypeNormal, "OperatorDegraded: MachineOSBuilderFailed", "ClusterOperator", notFound, at(1)),
 		event("default", corev1.EventTypeWarning, "OperatorDegraded: MachineOSBuilderFailed", "", notFound, at(1)),
@@ -284,7 +287,7 @@ func TestDegradedEvents(t *testing.T) {
 	want := []DegradedEvent{
 		{Reason: "ConfigReconcileFailed", Class: classify.Unknown, Last: at(20).Time},
 		{Reason: "MachineOSBuilderFailed", Class: classify.SecretNotFound, Last: at(5).Time},
-		{Reason: "OperatorDegraded", Class: classify.Unknown, Last: at(10).Time},
+		{Reason: OtherEventReason, Class: classify.Unknown, Last: at(10).Time},
 	}
 	if diff := cmp.Diff(want, DegradedEvents(c)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

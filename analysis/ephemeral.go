@@ -3,6 +3,7 @@ package analysis
 import (
 	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -110,6 +111,9 @@ func (c *Cluster) eachEphemeral(f func(kind string, m metav1.ObjectMeta)) {
 type Orphan struct {
 	MachineOSBuild, MachineOSConfig, Pool string
 	Count                                 int
+	// Newest is the creation of its newest object: orphaned since then at
+	// the earliest (when its build went is not recorded anywhere).
+	Newest time.Time
 }
 
 // OrphanedObjects counts, per build that no longer exists, the ephemeral
@@ -140,6 +144,9 @@ func (c *Cluster) OrphanedObjects() []Orphan {
 			byBuild[owner] = o
 		}
 		o.Count++
+		if t := m.CreationTimestamp.Time; t.After(o.Newest) {
+			o.Newest = t
+		}
 	})
 	out := make([]Orphan, 0, len(byBuild))
 	for _, o := range byBuild {

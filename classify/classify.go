@@ -2,6 +2,7 @@ package classify
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -334,16 +335,12 @@ func clip(line string, lo int) string {
 }
 
 // clean replaces each run of invalid UTF-8 with '?' and each control
-// character with a space. The result is never longer than s.
+// character (C0, DEL, C1) with a space, and drops the invisible format
+// characters (bidi overrides and isolates, zero-width marks) that reorder
+// or hide text, as the /status page does. The result is never longer
+// than s.
 func clean(s string) string {
-	ok := true
-	for _, r := range s {
-		if r == utf8.RuneError || r < ' ' || r == 0x7f {
-			ok = false
-			break
-		}
-	}
-	if ok {
+	if !strings.ContainsFunc(s, unsafeRune) {
 		return s
 	}
 	var b strings.Builder
@@ -359,12 +356,18 @@ func clean(s string) string {
 			}
 			bad = true
 			continue
-		case r < ' ' || r == 0x7f:
+		case unicode.IsControl(r):
 			b.WriteByte(' ')
+		case unicode.Is(unicode.Cf, r):
 		default:
 			b.WriteRune(r)
 		}
 		bad = false
 	}
 	return b.String()
+}
+
+// unsafeRune is what clean replaces or drops.
+func unsafeRune(r rune) bool {
+	return r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }

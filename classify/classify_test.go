@@ -187,6 +187,14 @@ func TestExcerpt(t *testing.T) {
 			has:  "? no space left on device",
 		},
 		{
+			// What the /status page drops: C1 controls (CSI U+009B), bidi
+			// overrides and isolates, zero-width characters.
+			name: "C1, bidi and zero-width characters",
+			msg:  Message{Origin: OriginNodeReason, Text: "\u202eerror:\u2066 no space left on device\u009b31m wr\u200bite\ufeff"},
+			want: DiskFull,
+			has:  "error: no space left on device 31m write",
+		},
+		{
 			name: "Unicode spaces around a short line",
 			msg:  Message{Origin: OriginNodeReason, Text: "\u00a0no space left on device\u2003"},
 			want: DiskFull,

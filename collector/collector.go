@@ -25,6 +25,9 @@ type Options struct {
 	// exported besides the current one: the MCO never prunes successful
 	// builds, and series must stay bounded.
 	BuildHistory int
+	// Now is the time a view is evaluated at (a snapshot's capture time);
+	// nil means time.Now.
+	Now func() time.Time
 }
 
 // DefaultOptions are the flag defaults.
@@ -46,9 +49,13 @@ type Collector struct {
 
 // New returns the OCL collector.
 func New(src Source, opts Options) *Collector {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
 	return &Collector{
 		src:     src,
-		now:     time.Now,
+		now:     now,
 		history: opts.BuildHistory,
 		stages: []stage{
 			newExporterStage(src),

@@ -77,7 +77,7 @@ func newConfigStage() *configStage {
 			"1 while a machine-os-builder pod cannot run (CrashLoopBackOff, ImagePullBackOff, failed), with the parsed class of the kubelet's account (its last crash's log tail first) and its excerpt (at most 200 bytes); builder_unavailable when it names no known cause. Absent while the builder's pods run.",
 			"class", "excerpt"),
 		lastEvent: newSpec("ocl_operator_degraded_event_timestamp_seconds",
-			"Unix time of the newest Warning event, per reason and parsed class, that the operator emitted in its namespace while Degraded (reason OperatorDegraded: <reason>) or that the build controller recorded about a MachineOSConfig (in namespace default); it outlives a recovered Degraded condition for the event TTL.",
+			"Unix time of the newest Warning event, per reason (a reason the MCO gives these events, else other) and parsed class, that the operator emitted in its namespace while Degraded (reason OperatorDegraded: <reason>) or that the build controller recorded about a MachineOSConfig (in namespace default); it outlives a recovered Degraded condition for the event TTL.",
 			"reason", "class"),
 	}
 }

@@ -65,15 +65,26 @@ func NewRenderer(c *Collector, src GenerationSource, logger *slog.Logger) (*Rend
 }
 
 // Run renders now and then every interval while the generation moves,
-// until ctx ends.
+// until ctx ends. It also renders as soon as the source becomes ready, so
+// /readyz turns ready then, not up to an interval later (20 s with
+// --collector.render-interval=20s).
 func (r *Renderer) Run(ctx context.Context, interval time.Duration) {
 	rendered := r.render()
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	untilReady := time.NewTicker(min(interval, readyPoll))
+	defer untilReady.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-untilReady.C:
+			if r.ready() {
+				untilReady.Stop() // once: its channel never fires again
+				if !r.readyRendered.Load() {
+					rendered = r.render()
+				}
+			}
 		case <-t.C:
 			if g := r.generation(); g != rendered || !r.readyRendered.Load() {
 				rendered = r.render()
@@ -81,6 +92,9 @@ func (r *Renderer) Run(ctx context.Context, interval time.Duration) {
 		}
 	}
 }
+
+// readyPoll is how often Run looks whether the source became ready.
+const readyPoll = 50 * time.Millisecond
 
 // render gathers the collector into sorted, checked families, encodes them
 // and returns the generation it started from. A failed render keeps the

@@ -129,3 +129,36 @@ func TestFailingRenderIsReportedAndLoggedBriefly(t *testing.T) {
 		t.Errorf("after a good render: failure %q, ready %v", f, r.Ready())
 	}
 }
+
+// starting is a view that becomes ready when told to.
+type starting struct {
+	changing
+	ready atomic.Bool
+}
+
+func (s *starting) Ready() bool { return s.ready.Load() }
+
+// TestRendererReadyOnceTheSourceIs: with a long render interval, the
+// renderer is ready soon after the source, not an interval later.
+func TestRendererReadyOnceTheSourceIs(t *testing.T) {
+	src := &starting{changing: changing{view: view{cluster: &analysis.Cluster{}}}}
+	r, err := NewRenderer(New(src, DefaultOptions), src, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go r.Run(ctx, time.Hour)
+	time.Sleep(20 * time.Millisecond) // the first render, of a source not ready
+	if r.Ready() {
+		t.Fatal("ready before the source")
+	}
+	src.ready.Store(true)
+	deadline := time.Now().Add(10 * time.Second)
+	for !r.Ready() {
+		if time.Now().After(deadline) {
+			t.Fatal("not ready 10s after the source, with a render interval of 1h")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

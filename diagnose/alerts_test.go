@@ -130,6 +130,7 @@ func TestLimitsMatchTheAlerts(t *testing.T) {
 		{"OCLRolloutStalled", "for", StalledAfter},
 		{"OCLPoolPausedWithPendingImage", "for", PausedAfter},
 		{"OCLNodeNotOnDesiredImage", "for", UpdatingTooLongAfter},
+		{"OCLBuildObjectsOrphaned", "for", OrphanedAfter},
 	} {
 		r, ok := rs[c.rule]
 		if !ok {

@@ -15,10 +15,6 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
-// RepeatedPodFailures is how many failed pods of a running build make it
-// failing (OCLMachineOSBuildFailed), not a healthy retry.
-const RepeatedPodFailures = 2
-
 // Limits the alerts wait for before they fire, read from the rule files
 // compiled into the binary: a wait shorter than its limit is Running, not
 // Failed, and an alert's limit is changed in its rule file alone.
@@ -37,6 +33,12 @@ var (
 	PausedAfter time.Duration
 	// UpdatingTooLongAfter is OCLNodeNotOnDesiredImage's for.
 	UpdatingTooLongAfter time.Duration
+	// OrphanedAfter is OCLBuildObjectsOrphaned's for.
+	OrphanedAfter time.Duration
+	// RepeatedPodFailures is how many failed pods of a running build make
+	// it failing (OCLMachineOSBuildFailed), not a healthy retry: the
+	// rules' machineosbuild:mosb_build_failed_pods:without_evictions >= N.
+	RepeatedPodFailures int
 )
 
 func init() {
@@ -48,13 +50,21 @@ func init() {
 		alerts.Limit{Rule: "OCLRolloutStalled", Field: "for"},
 		alerts.Limit{Rule: "OCLPoolPausedWithPendingImage", Field: "for"},
 		alerts.Limit{Rule: "OCLNodeNotOnDesiredImage", Field: "for"},
+		alerts.Limit{Rule: "OCLBuildObjectsOrphaned", Field: "for"},
 	)
 	if err != nil {
 		panic(err) // the rule files are compiled in: every test of diagnose fails first
 	}
-	BuildMaxDuration, BuildNotStartedAfter, NotSeededAfter, LeftoversAfter, StalledAfter, PausedAfter, UpdatingTooLongAfter =
-		d[0], d[1], d[2], d[3], d[4], d[5], d[6]
+	BuildMaxDuration, BuildNotStartedAfter, NotSeededAfter, LeftoversAfter, StalledAfter, PausedAfter, UpdatingTooLongAfter, OrphanedAfter =
+		d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]
+	if RepeatedPodFailures, err = alerts.AtLeast(PodFailuresSeries); err != nil {
+		panic(err)
+	}
 }
+
+// PodFailuresSeries is the recording rule the alerts count a build's
+// failed pods with.
+const PodFailuresSeries = "machineosbuild:mosb_build_failed_pods:without_evictions"
 
 // Options shape a report.
 type Options struct {

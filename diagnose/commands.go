@@ -149,3 +149,22 @@ func pausedCommands(pool string) []string {
 		fmt.Sprintf(`oc patch mcp %s --type merge -p '{"spec":{"paused":false}}'   # when the maintenance window allows`, pool),
 	}
 }
+
+// shown remembers the blocks of next commands a report has printed, so
+// that two findings about the same objects (a failed check and the
+// running one beside it) print their block once, then "the same commands
+// as above". JSON keeps every block.
+type shown map[string]bool
+
+// again reports whether cmds were printed before, and records them.
+func (s shown) again(cmds []string) bool {
+	k := strings.Join(cmds, "\n")
+	if s[k] {
+		return true
+	}
+	s[k] = true
+	return false
+}
+
+// sameCommands is what a repeated block prints instead.
+const sameCommands = "the same commands as above"

@@ -20,12 +20,18 @@ var htmlTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
 	"rfc3339": func(t time.Time) string {
 		return t.UTC().Format(time.RFC3339)
 	},
+	"again": func([]string) bool { return false }, // per page, in WriteHTML
+	"same":  func() string { return sameCommands },
 }).Parse(statusTemplate))
 
 // WriteHTML writes the report as a page that needs no JavaScript: the
 // exporter's /status.
 func WriteHTML(w io.Writer, r *Report) error {
-	return htmlTemplate.Execute(w, r)
+	t, err := htmlTemplate.Clone()
+	if err != nil {
+		return err
+	}
+	return t.Funcs(template.FuncMap{"again": shown{}.again}).Execute(w, r)
 }
 
 // section is what the "checks" template reads: checks and the report time.

@@ -48,7 +48,8 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	fmt.Fprintf(&b, "%s. Evaluated at %s, MCO namespace %s.\n", mdEscape(r.Summary), r.Time.Format(time.RFC3339), code(r.Namespace))
 	b.WriteString("\n## Cluster\n\n")
 	checkTable(&b, r.Cluster)
-	findings(&b, "", r.Cluster, r.Time)
+	seen := shown{}
+	findings(&b, "", r.Cluster, r.Time, seen)
 	var plain []Pool
 	for _, p := range r.Pools {
 		if len(p.Stages) == 0 {
@@ -63,7 +64,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			}
 		}
 		for _, s := range p.Stages {
-			findings(&b, fmt.Sprintf("stage %d %s: ", s.Number, s.Name), s.Checks, r.Time)
+			findings(&b, fmt.Sprintf("stage %d %s: ", s.Number, s.Name), s.Checks, r.Time, seen)
 		}
 	}
 	if len(plain) > 0 {
@@ -83,7 +84,7 @@ func checkTable(b *strings.Builder, checks []Check) {
 	}
 }
 
-func findings(b *strings.Builder, prefix string, checks []Check, now time.Time) {
+func findings(b *strings.Builder, prefix string, checks []Check, now time.Time, seen shown) {
 	for _, c := range checks {
 		for _, f := range c.Findings {
 			fmt.Fprintf(b, "\n### %s%s: %s\n\n", prefix, c.Status, mdEscape(c.Title))
@@ -104,7 +105,11 @@ func findings(b *strings.Builder, prefix string, checks []Check, now time.Time) 
 			if f.Runbook != nil {
 				fmt.Fprintf(b, "- Runbook: [%s](%s)\n", f.Runbook.Alert, f.Runbook.URL)
 			}
-			if len(f.Commands) > 0 {
+			switch {
+			case len(f.Commands) == 0:
+			case seen.again(f.Commands):
+				b.WriteString("- Next: " + sameCommands + "\n")
+			default:
 				b.WriteString("\nNext:\n\n```console\n" + strings.Join(f.Commands, "\n") + "\n```\n")
 			}
 		}

@@ -64,12 +64,16 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 	}
 	mosb := Object{Kind: "MachineOSBuild", Name: bd.Name}
 	cmds := buildCommands(bd.Name, ns)
+	// Orphaned since their newest object at the earliest: the alert's
+	// for starts when the exporter first sees them, which no object keeps.
 	for _, o := range b.orphans[f.Name] {
-		leftovers.fail(Finding{
-			Object:  Object{Kind: "MachineOSBuild", Name: o.MachineOSBuild},
-			Message: fmt.Sprintf("%d ConfigMap(s), Secret(s) and Job(s) in %s name MachineOSBuild %s, which no longer exists: nothing will delete them", o.Count, ns, o.MachineOSBuild),
-			Class:   classify.Unknown, Runbook: b.runbook(alertBuildObjectsOrphaned), Commands: leftoverCommands(o.MachineOSBuild, ns),
-		})
+		if b.now.Sub(o.Newest) > OrphanedAfter {
+			leftovers.fail(Finding{
+				Object:  Object{Kind: "MachineOSBuild", Name: o.MachineOSBuild},
+				Message: fmt.Sprintf("%d ConfigMap(s), Secret(s) and Job(s) in %s name MachineOSBuild %s, which no longer exists: nothing will delete them", o.Count, ns, o.MachineOSBuild),
+				Class:   classify.Unknown, Runbook: b.runbook(alertBuildObjectsOrphaned), Commands: leftoverCommands(o.MachineOSBuild, ns),
+			})
+		}
 	}
 	switch bd.Phase {
 	case analysis.BuildSucceeded:

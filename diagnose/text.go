@@ -48,7 +48,7 @@ var verdictStyle = map[Verdict]string{Healthy: ansiGreen, Problem: ansiRed + ans
 // reached take one line; failed and running ones list their checks and
 // the evidence.
 func WriteText(w io.Writer, r *Report, o TextOptions) error {
-	t := &textWriter{o: o, now: r.Time}
+	t := &textWriter{o: o, now: r.Time, shown: shown{}}
 	t.wrapped(0, "  ", t.style(ansiBold, "OCL diagnosis")+" ", "at "+r.Time.Format(time.DateTime)+" UTC, MCO namespace "+r.Namespace)
 	t.wrapped(0, "  ", t.style(verdictStyle[r.Verdict], "Verdict: "+strings.ToUpper(string(r.Verdict)))+": ", r.Summary)
 	t.blank()
@@ -84,9 +84,10 @@ func WriteText(w io.Writer, r *Report, o TextOptions) error {
 }
 
 type textWriter struct {
-	b   strings.Builder
-	o   TextOptions
-	now time.Time
+	b     strings.Builder
+	o     TextOptions
+	now   time.Time
+	shown shown
 }
 
 func (t *textWriter) style(ansi, s string) string {
@@ -174,7 +175,9 @@ func (t *textWriter) finding(indent int, f Finding, s Status) {
 	if f.Runbook != nil {
 		t.field(indent, "runbook", f.Runbook.URL)
 	}
-	if len(f.Commands) > 0 {
+	if len(f.Commands) > 0 && t.shown.again(f.Commands) {
+		t.field(indent, "next", sameCommands)
+	} else if len(f.Commands) > 0 {
 		t.line(indent, "next:")
 		for _, c := range f.Commands {
 			for _, l := range shellLines(c, Width-indent-2) {
@@ -193,9 +196,9 @@ func objectName(o Object) string {
 	return s
 }
 
-// since is a time and how long before the report it was.
+// since is a time and how long before the report it was ("11m ago").
 func since(t, now time.Time) string {
-	return t.UTC().Format(time.DateTime) + " UTC (" + Ago(now.Sub(t)) + " before)"
+	return t.UTC().Format(time.DateTime) + " UTC (" + Ago(now.Sub(t)) + " ago)"
 }
 
 // Ago is a short duration: 45s, 12m, 3h5m, 2d4h.

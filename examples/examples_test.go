@@ -25,6 +25,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 const mcoNamespace = "openshift-machine-config-operator"
@@ -126,6 +128,9 @@ func load(t *testing.T, root string) []object {
 			if err := yaml.Unmarshal(doc, &tm); err != nil {
 				t.Errorf("%s: %v", where, err)
 				continue
+			}
+			if tm.APIVersion == source.CaptureRecordAPIVersion {
+				continue // the snapshot's capture time, not a cluster object
 			}
 			if tm.Kind != "List" {
 				out = append(out, decode(t, where, doc))

@@ -48,8 +48,8 @@ e2e: e2e-tools
 		$(GO) test -tags e2e -count=1 -timeout 40m $(E2E_ARGS) ./test/e2e/
 
 ## e2e-soak: the e2e suite SOAK_RUNS times in a row beside SOAK_BURN
-## busy loops (a loaded CI machine), stopping at the first failure; how
-## issue 22's race was hunted. Each run's log: bin/e2e-soak-N.log.
+## busy loops (a loaded CI machine), stopping at the first failure: a
+## hunt for races. Each run's log: bin/e2e-soak-N.log.
 SOAK_RUNS ?= 3
 SOAK_BURN ?= 2
 .PHONY: e2e-soak
@@ -63,6 +63,8 @@ e2e-soak: e2e-tools
 		else echo "e2e-soak: run $$n of $(SOAK_RUNS) FAILED, see $(BIN)/e2e-soak-$$n.log"; status=1; break; fi; \
 	done; kill $$pids; exit $$status
 
+## e2e-tools: build or extract the e2e servers into $(E2E_CACHE) without
+## running anything (make e2e does it first).
 e2e-tools: $(E2E_APISERVER) $(E2E_AM) $(E2E_ETCD) $(E2E_PROM) $(E2E_PO) $(E2E_PROMK8S)
 
 $(E2E_APISERVER):
@@ -179,6 +181,8 @@ test-browser: chromium
 	mkdir -p $(BROWSER_OUT)
 	CHROMIUM=$(CHROMIUM) $(GO) test -tags browser -count=1 -artifacts -outputdir=$(BROWSER_OUT) -v ./test/browser/
 
+## chromium: install Debian's chromium for test-browser when
+## /usr/bin/chromium is missing (needs root).
 chromium:
 	@if [ ! -x $(CHROMIUM) ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \

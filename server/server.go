@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -47,6 +48,9 @@ type Config struct {
 	// again only when it moved, or after statusMaxAge. Without it every
 	// request renders.
 	StatusGeneration func() uint64
+	// Profiling is true when /debug/pprof/ is served (--web.enable-pprof):
+	// only then does the landing page link the profiles.
+	Profiling bool
 }
 
 // Handler routes /metrics (or MetricsPath), /healthz, /readyz and the
@@ -78,6 +82,7 @@ func Handler(cfg Config) (http.Handler, error) {
 			Description: "Prometheus exporter for OpenShift On-Cluster Layering (image mode): MachineOSConfigs, MachineOSBuilds and the rollout of layered images to nodes.",
 			Version:     version.Info(),
 			Links:       links,
+			Profiling:   strconv.FormatBool(cfg.Profiling),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("building the landing page: %w", err)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -123,5 +124,36 @@ func TestStatusPageIsCapped(t *testing.T) {
 	}
 	if !strings.Contains(body, "pool-04907") {
 		t.Error("a pool with a problem was left out while healthy ones were shown")
+	}
+}
+
+// TestStatusServesJSONWhenAsked: a client that prefers application/json
+// gets the report as `diagnose -o json` writes it; a browser gets HTML.
+func TestStatusServesJSONWhenAsked(t *testing.T) {
+	h := statusPage(func() *diagnose.Report { return statusReportOf(3) }, nil, slog.New(slog.DiscardHandler))
+	for _, tc := range []struct{ accept, want string }{
+		{"", "text/html; charset=utf-8"},
+		{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "text/html; charset=utf-8"},
+		{"application/json", "application/json"},
+		{"application/json, text/plain, */*", "application/json"},
+		{"text/html;q=0.5, application/json", "application/json"},
+		{"application/json;q=0", "text/html; charset=utf-8"},
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, StatusPath, nil)
+		if tc.accept != "" {
+			req.Header.Set("Accept", tc.accept)
+		}
+		h(rec, req)
+		if got := rec.Header().Get("Content-Type"); got != tc.want || rec.Code != http.StatusOK {
+			t.Errorf("Accept %q: %d %s, want %s", tc.accept, rec.Code, got, tc.want)
+			continue
+		}
+		if tc.want == "application/json" {
+			var r diagnose.Report
+			if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil || len(r.Pools) != 3 || r.Verdict != diagnose.Problem {
+				t.Errorf("Accept %q: not the report as JSON (%v): %.200s", tc.accept, err, rec.Body.String())
+			}
+		}
 	}
 }

@@ -141,8 +141,8 @@ func TestPartNotCapturedLeavesItsKindKnown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s.Run(ctx)
-	if !s.WaitReady(ctx) {
-		t.Fatal("not ready")
+	if err := s.WaitReady(ctx); err != nil {
+		t.Fatal("not ready:", err)
 	}
 	c := s.Cluster(time.Now())
 	if !c.Captured("Pod") {

@@ -30,6 +30,7 @@ type fileState struct {
 	skipped        map[string]int
 	older          *olderObjects // shared by every file of a load
 	cov            *coverage     // shared by every file of a load
+	open           *section      // of a capture, being read
 	logger         *slog.Logger
 }
 
@@ -163,7 +164,7 @@ func (st *fileState) convert(raw json.RawMessage) ([]runtime.Object, error) {
 		return st.convertList(tm)
 	}
 	if gv, err := schema.ParseGroupVersion(tm.APIVersion); err == nil && gv.Group == CaptureRecordGroup && tm.Kind == CaptureRecordKind {
-		return nil, st.cov.record(raw)
+		return nil, st.captureRecord(raw)
 	}
 	gv, err := schema.ParseGroupVersion(tm.APIVersion)
 	if tm.Kind == "" || tm.APIVersion == "" || err != nil {

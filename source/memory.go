@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,7 +33,13 @@ type Memory struct {
 	// snapshot did not capture: listing it fails as an unreadable resource
 	// does live, so that nothing reads its absence as "none".
 	notCaptured map[string]error
+	// capturedAt is when the snapshot was taken, zero when it does not
+	// say (its capture records' time).
+	capturedAt time.Time
 }
+
+// CapturedAt is when the snapshot was taken, zero when it does not say.
+func (m *Memory) CapturedAt() time.Time { return m.capturedAt }
 
 // NewMemory holds objs, each with its apiVersion and kind set, as Load
 // returns them. An object no watched resource holds is an error naming it.

@@ -66,7 +66,7 @@ func OpenSnapshot(p string, logger *slog.Logger) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.notCaptured = cov.notCaptured()
+	m.notCaptured, m.capturedAt = cov.notCaptured(), cov.at
 	return m, nil
 }
 
@@ -194,12 +194,14 @@ func (l loader) loadFile(fsys fs.FS, name string, older *olderObjects, cov *cove
 			return nil, tooLarge()
 		}
 		if errors.Is(err, io.EOF) {
+			st.closeCut()
 			st.log(l.logger)
 			return out, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", name, doc, err)
 		}
+		st.counted(len(objs))
 		out = append(out, objs...)
 	}
 }

@@ -35,6 +35,7 @@ type Source struct {
 	// generation counts changes to the view: object events and changes of
 	// a resource's availability. Readers re-render only when it moves.
 	generation atomic.Uint64
+	outage     outage
 }
 
 type watched struct {
@@ -113,6 +114,15 @@ func (s *Source) listWatch(w *watched) cache.ListerWatcher {
 // capture.
 type capturer interface{ NotCaptured(Resource) error }
 
+// CapturedAt is when the snapshot the source reads was taken; zero live,
+// or when the snapshot does not say.
+func (s *Source) CapturedAt() time.Time {
+	if c, ok := s.backend.(interface{ CapturedAt() time.Time }); ok {
+		return c.CapturedAt()
+	}
+	return time.Time{}
+}
+
 // notCaptured turns a successful list or watch of a resource the snapshot
 // did not capture into its NotCapturedError: the informer syncs empty,
 // without retrying, and the status says "not captured", not "none".
@@ -173,13 +183,25 @@ func meaningful(old, cur any) bool {
 }
 
 // observe records the outcome of a list or watch and logs state changes
-// once, not on every retry.
+// once, not on every retry. A failure whose cause another resource already
+// logged (the API server gone away fails them all alike) is logged at
+// debug level: one line per cause, not one per resource.
 func (s *Source) observe(w *watched, err error) {
 	changed, st := w.status.set(err, w.Name, w.namespace(s.namespace))
-	if !changed {
+	var f failure
+	if st.Problem == ProblemUnreachable {
+		f.cause, f.hint = cause(err)
+	}
+	newCause := s.outage.set(w.Name, f)
+	if st.Available {
+		s.outage.readable()
+	}
+	if !changed && !newCause {
 		return
 	}
-	s.generation.Add(1)
+	if changed {
+		s.generation.Add(1)
+	}
 	switch {
 	case st.Available:
 		s.logger.Info("resource available", "resource", w.Name)
@@ -187,8 +209,15 @@ func (s *Source) observe(w *watched, err error) {
 	case st.Problem == ProblemNotCaptured:
 		s.logger.Warn("resource not captured by the snapshot: its objects are unknown, not absent", "resource", w.Name, "reason", st.Reason)
 		return
+	case st.Problem == ProblemUnreachable && !newCause:
+		s.logger.Debug("resource unavailable, as others; retrying in the background", "resource", w.Name, "cause", f.cause)
+		return
 	}
-	s.logger.Warn("resource unavailable; retrying in the background", "resource", w.Name, "reason", st.Reason, "err", err)
+	attrs := []any{"resource", w.Name, "reason", st.Reason}
+	if st.Problem != ProblemUnreachable { // its reason quotes the error already
+		attrs = append(attrs, "err", err)
+	}
+	s.logger.Warn("resource unavailable; retrying in the background", attrs...)
 }
 
 // Status reports each watched resource.
@@ -216,18 +245,40 @@ func (s *Source) Ready() bool {
 	return true
 }
 
-// WaitReady blocks until Ready or ctx ends, and reports which.
-func (s *Source) WaitReady(ctx context.Context) bool {
+// WaitReady blocks until Ready (nil), until ctx ends (its error), or until
+// the first list of every resource has failed in a way waiting does not
+// fix (an *UnreachableError naming each cause): a cluster that refuses
+// the connection or the credentials fails at once, not at the timeout.
+func (s *Source) WaitReady(ctx context.Context) error {
+	names := make([]string, len(s.watched))
+	for i, w := range s.watched {
+		names[i] = w.Name
+	}
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for !s.Ready() {
+		if err := s.outage.unreachable(names); err != nil {
+			return err
+		}
 		select {
 		case <-ctx.Done():
-			return false
+			return ctx.Err()
 		case <-t.C:
 		}
 	}
-	return true
+	return nil
+}
+
+// Pending says which resources are neither synced nor settled, grouped
+// by the cause of their last failure: what WaitReady still waits for.
+func (s *Source) Pending() *PendingError {
+	var names []string
+	for _, st := range s.Status() {
+		if !st.Synced && !st.Settled() {
+			names = append(names, st.Resource)
+		}
+	}
+	return s.outage.pending(names)
 }
 
 // Cluster returns the current view. It only reads the informer caches.

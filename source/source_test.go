@@ -86,8 +86,8 @@ func waitReady(t *testing.T, s *Source) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if !s.WaitReady(ctx) {
-		t.Fatalf("not ready: %+v", s.Status())
+	if err := s.WaitReady(ctx); err != nil {
+		t.Fatalf("not ready: %v: %+v", err, s.Status())
 	}
 }
 

@@ -33,6 +33,8 @@ func transformFor(r Resource) cache.TransformFunc {
 			trimPod(o)
 		case *batchv1.Job:
 			o.Spec.Template = corev1.PodTemplateSpec{}
+		case *corev1.Event:
+			trimEvent(o)
 		}
 		return obj, nil
 	}
@@ -97,6 +99,47 @@ func trimMachineConfigNode(m *mcfgv1.MachineConfigNode) {
 		Status:     mcfgv1.MachineConfigNodeStatus{Conditions: conds},
 	}
 }
+
+// MaxEventMessage bounds the message kept of an event: core/v1 events
+// carry messages of any length (a 1 MiB message each took 310 MB for 300
+// events). Its end is kept: error chains end with the innermost cause,
+// which the classifier reads from the end too. The kubelet keeps as much
+// of a container's termination message.
+const MaxEventMessage = 4 << 10
+
+// trimEvent keeps what the analysis reads of a Warning event: the object
+// it is about, its reason, its message (clipped) and when it happened.
+func trimEvent(e *corev1.Event) {
+	var series *corev1.EventSeries
+	if e.Series != nil {
+		series = &corev1.EventSeries{LastObservedTime: e.Series.LastObservedTime}
+	}
+	*e = corev1.Event{
+		TypeMeta: e.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: e.Name, Namespace: e.Namespace, ResourceVersion: e.ResourceVersion,
+			CreationTimestamp: e.CreationTimestamp,
+		},
+		InvolvedObject: corev1.ObjectReference{
+			APIVersion: intern(e.InvolvedObject.APIVersion), Kind: intern(e.InvolvedObject.Kind),
+			Name: e.InvolvedObject.Name, Namespace: e.InvolvedObject.Namespace,
+		},
+		Type:           intern(e.Type),
+		Reason:         intern(headBytes(e.Reason, maxEventReason)),
+		Message:        tailBytes(e.Message, MaxEventMessage),
+		FirstTimestamp: e.FirstTimestamp, LastTimestamp: e.LastTimestamp, EventTime: e.EventTime,
+		Series: series,
+	}
+}
+
+// maxEventReason: the API server takes reasons of any length; the MCO's
+// are a few words ("OperatorDegraded: MachineOSBuilderFailed").
+const maxEventReason = 256
+
+// headBytes and tailBytes keep at most n bytes of the start or the end
+// of s, dropping a rune cut in two.
+func headBytes(s string, n int) string { return strings.ToValidUTF8(s[:min(n, len(s))], "") }
+func tailBytes(s string, n int) string { return strings.ToValidUTF8(s[max(0, len(s)-n):], "") }
 
 // trimPod keeps the status (where the cause of a failed build lives, image
 // names included), the labels that tie the pod to its Job, and its node.

@@ -1,9 +1,13 @@
 package source
 
 import (
+	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -41,5 +45,40 @@ func TestMachineConfigNodeKeepsWhatTheAnalysisReads(t *testing.T) {
 		if c != want[i] {
 			t.Errorf("condition %d: %+v, want %+v", i, c, want[i])
 		}
+	}
+}
+
+func TestEventKeepsWhatTheAnalysisReadsClipped(t *testing.T) {
+	now := metav1.Now()
+	cause := "secret push-secret from worker is not found. Did you use the right secret name?"
+	e := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "machine-config.1", Namespace: "openshift-machine-config-operator", ResourceVersion: "7", UID: "u",
+			CreationTimestamp: now, Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"big": strings.Repeat("x", 1<<20)},
+		},
+		InvolvedObject: corev1.ObjectReference{Kind: "ClusterOperator", Name: "machine-config", APIVersion: "config.openshift.io/v1", UID: "u2", FieldPath: "spec"},
+		Type:           corev1.EventTypeWarning,
+		Reason:         "OperatorDegraded: MachineOSBuilderFailed",
+		// A 1 MiB message, a rune cut at the clip, and the cause at its end.
+		Message:        "Failed to resync because: " + strings.Repeat("é", 1<<19) + cause,
+		Source:         corev1.EventSource{Component: "machineconfigoperator", Host: "h"},
+		FirstTimestamp: now, LastTimestamp: now, Count: 3,
+		Series:              &corev1.EventSeries{Count: 2, LastObservedTime: metav1.NowMicro()},
+		ReportingController: "x", ReportingInstance: "y", Action: "z", Related: &corev1.ObjectReference{Name: "r"},
+	}
+	want := *e.DeepCopy()
+	if _, err := transformFor(resource(t, "events"))(e); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Message) > MaxEventMessage || !strings.HasSuffix(e.Message, cause) || !utf8.ValidString(e.Message) {
+		t.Errorf("message of %d bytes kept, want at most %d, valid UTF-8, ending with the cause", len(e.Message), MaxEventMessage)
+	}
+	want.Message = e.Message
+	want.ObjectMeta = metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace, ResourceVersion: want.ResourceVersion, CreationTimestamp: want.CreationTimestamp}
+	want.InvolvedObject = corev1.ObjectReference{Kind: "ClusterOperator", Name: "machine-config", APIVersion: "config.openshift.io/v1"}
+	want.Source, want.Count, want.Series.Count = corev1.EventSource{}, 0, 0
+	want.ReportingController, want.ReportingInstance, want.Action, want.Related = "", "", "", nil
+	if !reflect.DeepEqual(*e, want) {
+		t.Errorf("kept\n%+v\nwant\n%+v", *e, want)
 	}
 }

@@ -97,6 +97,10 @@ func captureFiles(cached []source.Cached, status map[string]source.ResourceStatu
 		rec := source.CaptureRecord{
 			APIVersion: source.CaptureRecordAPIVersion, Kind: source.CaptureRecordKind,
 			Resource: c.Resource.Name, Captured: ok && st.Available, Problem: st.Problem, Reason: st.Reason,
+			Time: &metav1.Time{Time: at.UTC().Truncate(time.Second)},
+		}
+		if rec.Captured {
+			rec.Objects = new(len(c.Objects))
 		}
 		var b bytes.Buffer
 		if rec.Captured {
@@ -137,6 +141,14 @@ func captureFiles(cached []source.Cached, status map[string]source.ResourceStatu
 			b.WriteString("---\n")
 			b.Write(y)
 		}
+		// The end record: a reader tells a whole file from a cut one.
+		y, err = yaml.Marshal(source.CaptureRecord{APIVersion: rec.APIVersion, Kind: rec.Kind, Resource: rec.Resource, End: true})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", c.Resource.Name, err))
+			continue
+		}
+		b.WriteString("---\n")
+		b.Write(y)
 		files[c.Resource.Name+".yaml"] = b.Bytes()
 	}
 	if len(errs) > 0 {

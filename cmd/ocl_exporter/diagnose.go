@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/ocl-exporter/ocl_exporter/diagnose"
-	"github.com/ocl-exporter/ocl_exporter/examples"
 	"github.com/ocl-exporter/ocl_exporter/runbooks"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
@@ -46,19 +44,12 @@ type toolOptions struct {
 	review      reviewOptions
 }
 
-var commitID = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
-
-// defaultRunbookBase links the runbooks of the release this binary was
-// built from: its tag, else its commit, so the status page never links a
-// runbook written for a later version. An unversioned build links main.
-func defaultRunbookBase(ver, revision string) string {
-	if tag, ok := runbooks.ReleaseTag(ver); ok {
-		return runbooks.At(tag)
-	}
-	if commitID.MatchString(revision) {
-		return runbooks.At(revision)
-	}
-	return runbooks.Main
+// defaultRunbookBase links the runbooks of the build: its release tag,
+// else its commit (from -ldflags, else Go's VCS stamp), so the status page
+// never links a runbook written for a later version. A build without
+// either links main.
+func defaultRunbookBase() string {
+	return runbooks.At(runbooks.Ref(version.Version, version.GetRevision()))
 }
 
 // validRunbookBase wants an absolute http(s) URL ending in a slash.
@@ -73,15 +64,16 @@ func validRunbookBase(base string) error {
 // addCommands declares the subcommands and their flags on app.
 func addCommands(app *kingpin.Application, o *toolOptions) {
 	app.Command(serveCommand, "Serve the OCL metrics, the status page and the health endpoints (the default).").Default()
-	app.Flag("web.runbook-url", "Base URL of the runbooks the status page and diagnose link, ending in /; <Alert>.md is appended. Default: the runbooks of the release this binary was built from.").
-		Default(defaultRunbookBase(version.Version, version.Revision)).
+	// No Default(): it depends on the build, and --help and docs/flags.md
+	// would differ from one build to the next; parseFlags fills it in.
+	app.Flag("web.runbook-url", "Base URL of the runbooks the status page and diagnose link, ending in /; <Alert>.md is appended. Default: the repository's runbooks at the tag or commit this binary was built from.").
 		Action(func(*kingpin.ParseContext) error { return validRunbookBase(o.runbookBase) }).StringVar(&o.runbookBase)
 
 	d := app.Command(diagnoseCommand, "Diagnose On-Cluster Layering once, stage by stage per pool, from --kubeconfig (read-only), --snapshot or --example, and exit: 0 healthy, 1 a problem found, 2 could not diagnose.")
 	d.Flag("output", "Report format: text (80 columns; colour only on a terminal without NO_COLOR), json (docs/diagnose.schema.json) or markdown.").
 		Short('o').Default(diagnose.FormatText).EnumVar(&o.output, diagnose.Formats...)
 	d.Flag("pool", "Report only this MachineConfigPool.").StringVar(&o.pool)
-	d.Flag("time", "Evaluate at this RFC 3339 time instead of now (\"since\" durations are relative to it); --example defaults to the example's capture time.").StringVar(&o.at)
+	d.Flag("time", "Evaluate at this RFC 3339 time (\"since\" durations are relative to it). Default: a snapshot's capture time (see --now), else now.").StringVar(&o.at)
 	d.Flag("sync-timeout", "How long to wait for the first list of every resource from a live cluster.").Default("60s").DurationVar(&o.syncTimeout)
 
 	c := app.Command(captureCommand, "Write a snapshot of the objects the exporter watches, trimmed as the exporter keeps them (Secrets as metadata only), from a live cluster, for diagnose --snapshot and the exporter's --snapshot.")
@@ -138,13 +130,16 @@ func usageError(args []string, err error) error {
 // runDiagnose builds the report once and writes it; its exit status is the
 // verdict's.
 func runDiagnose(ctx context.Context, o *options, logger *slog.Logger) error {
-	at, err := evaluationTime(o)
+	at, err := fixedTime(o)
 	if err != nil {
 		return exitCode{couldNotDiagnose, err}
 	}
 	src, err := syncedSource(ctx, o, logger)
 	if err != nil {
 		return exitCode{couldNotDiagnose, err}
+	}
+	if at.IsZero() {
+		at = evaluationClock(o, src)()
 	}
 	r := diagnose.New(src.Cluster(at), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase, Pool: o.tool.pool})
 	color := diagnose.UseColor(isTerminal(stdout), os.Getenv)
@@ -157,25 +152,23 @@ func runDiagnose(ctx context.Context, o *options, logger *slog.Logger) error {
 	return nil
 }
 
-func evaluationTime(o *options) (time.Time, error) {
-	switch {
-	case o.tool.at != "":
-		t, err := time.Parse(time.RFC3339, o.tool.at)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("--time %q: want an RFC 3339 time such as 2025-10-17T13:00:00Z: %w", o.tool.at, err)
-		}
-		return t, nil
-	case o.example:
-		return examples.Captured, nil
+// fixedTime is --time, zero without it.
+func fixedTime(o *options) (time.Time, error) {
+	if o.tool.at == "" {
+		return time.Time{}, nil
 	}
-	return time.Now(), nil
+	t, err := time.Parse(time.RFC3339, o.tool.at)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--time %q: want an RFC 3339 time such as 2025-10-17T13:00:00Z: %w", o.tool.at, err)
+	}
+	return t, nil
 }
 
 // syncedSource opens the source the exporter would (live, --snapshot or
 // --example), lists every resource once and returns when each has synced
 // or been reported unavailable. Live, it only lists and watches.
 func syncedSource(ctx context.Context, o *options, logger *slog.Logger) (*source.Source, error) {
-	backend, _, err := openClients(o, logger)
+	backend, cfg, err := openClients(o, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -183,23 +176,15 @@ func syncedSource(ctx context.Context, o *options, logger *slog.Logger) (*source
 	src.Run(ctx) // the informers stop with ctx, when the command ends
 	wait, done := context.WithTimeout(ctx, o.tool.syncTimeout)
 	defer done()
-	if !src.WaitReady(wait) {
-		var pending []string
-		for _, st := range src.Status() {
-			if !st.Synced && !st.Settled() {
-				pending = append(pending, st.Resource+" ("+orWaiting(st.Reason)+")")
-			}
-		}
-		return nil, fmt.Errorf("not every resource listed within --sync-timeout=%s: %s", o.tool.syncTimeout, strings.Join(pending, "; "))
+	switch err := src.WaitReady(wait); {
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		return nil, fmt.Errorf("within --sync-timeout=%s, %w", o.tool.syncTimeout, src.Pending())
+	case err != nil && cfg != nil:
+		return nil, fmt.Errorf("cluster %s: %w", cfg.Host, err)
+	case err != nil:
+		return nil, err
 	}
 	return src, nil
-}
-
-func orWaiting(reason string) string {
-	if reason == "" {
-		return "no answer yet"
-	}
-	return reason
 }
 
 // isTerminal reports whether w is a character device, i.e. a terminal.
@@ -213,13 +198,10 @@ func isTerminal(w io.Writer) bool {
 }
 
 // statusReport diagnoses the source's current view for the status page.
-// The built-in example is a frozen incident: it is evaluated at its
-// capture time, as diagnose --example does.
+// A snapshot is a frozen incident: it is evaluated at its capture time,
+// as diagnose does, unless --now.
 func statusReport(src *source.Source, o *options) func() *diagnose.Report {
-	now := time.Now
-	if o.example {
-		now = func() time.Time { return examples.Captured }
-	}
+	now := evaluationClock(o, src)
 	return func() *diagnose.Report {
 		return diagnose.New(src.Cluster(now()), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase, Public: true})
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/ocl-exporter/ocl_exporter/diagnose"
-	"github.com/ocl-exporter/ocl_exporter/runbooks"
 )
 
 // diagnoseRun runs the binary's run() with args and returns its output
@@ -99,19 +98,6 @@ func TestDiagnoseOutputsAndPool(t *testing.T) {
 	}
 	if _, code := diagnoseRun(t, "--snapshot=/nonexistent"); code != 2 {
 		t.Errorf("unreadable snapshot: exit status %d, want 2", code)
-	}
-}
-
-func TestDefaultRunbookBaseIsPinned(t *testing.T) {
-	for _, c := range []struct{ version, revision, want string }{
-		{"0.3.0", "0123456789abcdef0123456789abcdef01234567", runbooks.At("v0.3.0")},
-		{"v0.3.0", "", runbooks.At("v0.3.0")},
-		{"132ff7f-dirty", "132ff7f0123456789abcdef0123456789abcdef0", runbooks.At("132ff7f0123456789abcdef0123456789abcdef0")},
-		{"", "", runbooks.Main},
-	} {
-		if got := defaultRunbookBase(c.version, c.revision); got != c.want {
-			t.Errorf("defaultRunbookBase(%q, %q) = %s, want %s", c.version, c.revision, got, c.want)
-		}
 	}
 }
 

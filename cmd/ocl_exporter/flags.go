@@ -32,7 +32,13 @@ var accepted = map[string]string{
 	"auth.kubernetes.cache-ttl": "a positive duration, such as 30s or 1m",
 	"kubeconfig":                "the path of a readable kubeconfig file",
 	"mco.namespace":             "a namespace name (lower-case letters, digits and '-')",
+	"query-timeout":             "a positive duration of at most " + maxQueryTimeout.String(),
 }
+
+// maxQueryTimeout bounds review's --query-timeout: the whole review may
+// take 15 times it, which past about 170,000h overflowed to a deadline in
+// the past.
+const maxQueryTimeout = 24 * time.Hour
 
 // flagError names the flag and what it accepts.
 func flagError(name string, format string, args ...any) error {
@@ -52,6 +58,15 @@ type namedValue struct {
 }
 
 func (v namedValue) Set(s string) error {
+	// kingpin reads an int flag as a float and converts it: 1e20 became
+	// -9223372036854775808 and 1.5 became 1.
+	if g, ok := v.Value.(kingpin.Getter); ok {
+		if _, isInt := g.Get().(int); isInt {
+			if _, err := strconv.Atoi(s); err != nil {
+				return flagError(v.name, "%q: %v", s, err)
+			}
+		}
+	}
 	if err := v.Value.Set(s); err != nil {
 		return flagError(v.name, "%q: %v", s, err)
 	}
@@ -97,6 +112,7 @@ func validate(o *options) error {
 		{"collector.build-history", o.collector.BuildHistory < 0, strconv.Itoa(o.collector.BuildHistory)},
 		{"web.max-requests", o.maxRequests < 0, strconv.Itoa(o.maxRequests)},
 		{"web.max-connections", o.maxConnections < 0, strconv.Itoa(o.maxConnections)},
+		{"query-timeout", o.command == reviewCommand && (o.tool.review.timeout <= 0 || o.tool.review.timeout > maxQueryTimeout), o.tool.review.timeout.String()},
 	} {
 		if check.bad {
 			return flagError(check.name, "%s is out of range", check.what)

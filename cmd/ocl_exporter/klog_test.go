@@ -25,22 +25,28 @@ func routedKlog(t *testing.T, flags ...string) *bytes.Buffer {
 	return &out
 }
 
-func TestKlogFollowsLogFlags(t *testing.T) {
-	out := routedKlog(t, "--log.format=json", "--log.level=warn")
-
-	klog.InfoS("below the level")
+// TestKlogIsDebugOnly: client-go's lines, errors included, show only
+// with --log.level=debug, in the format the flags ask for.
+func TestKlogIsDebugOnly(t *testing.T) {
+	out := routedKlog(t, "--log.format=json", "--log.level=info")
 	klog.ErrorS(nil, "Failed to watch", "reflector", "k8s.io/client-go/informers")
 	klog.Flush()
+	if out.Len() != 0 {
+		t.Errorf("client-go's error shown at --log.level=info:\n%s", out)
+	}
 
+	out = routedKlog(t, "--log.format=json", "--log.level=debug")
+	klog.ErrorS(nil, "Failed to watch", "reflector", "k8s.io/client-go/informers")
+	klog.Flush()
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 1 {
-		t.Fatalf("want only the error, as one JSON line; got\n%s", out.String())
+		t.Fatalf("want the error, as one JSON line; got\n%s", out.String())
 	}
 	var rec map[string]any
 	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
 		t.Fatalf("not JSON (--log.format=json): %v: %s", err, lines[0])
 	}
-	if rec["msg"] != "Failed to watch" || rec["level"] != "ERROR" || rec["component"] != "client-go" {
+	if rec["msg"] != "Failed to watch" || rec["level"] != "DEBUG" || rec["klog_level"] != "ERROR" || rec["component"] != "client-go" {
 		t.Errorf("record %v", rec)
 	}
 }
@@ -48,7 +54,7 @@ func TestKlogFollowsLogFlags(t *testing.T) {
 // TestKlogNamedLoggerKeysOnce: klog writes "logger" for a named logger
 // (the reflector's); the exporter's attribute must not repeat the key.
 func TestKlogNamedLoggerKeysOnce(t *testing.T) {
-	out := routedKlog(t, "--log.format=json")
+	out := routedKlog(t, "--log.format=json", "--log.level=debug")
 
 	klog.Background().WithName("reflector").Error(nil, "Failed to watch")
 	klog.Flush()

@@ -62,17 +62,19 @@ func status() int {
 type options struct {
 	kubeconfig, snapshot, namespace, metricsPath string
 	example, pprof                               bool
-	maxRequests                                  int
-	maxConnections                               int
-	renderInterval                               time.Duration
-	authKubernetes                               bool
-	authCacheTTL                                 time.Duration
-	authAudiences                                []string
-	collector                                    collector.Options
-	web                                          *web.FlagConfig
-	log                                          *promslog.Config
-	command                                      string
-	tool                                         toolOptions
+	// now evaluates a snapshot at the current time, not its capture time.
+	now            bool
+	maxRequests    int
+	maxConnections int
+	renderInterval time.Duration
+	authKubernetes bool
+	authCacheTTL   time.Duration
+	authAudiences  []string
+	collector      collector.Options
+	web            *web.FlagConfig
+	log            *promslog.Config
+	command        string
+	tool           toolOptions
 	// logLevelSet: --log.level was given. diagnose and capture print a
 	// report, which the informers' progress lines would drown, so they
 	// log warnings only unless asked for more.
@@ -80,6 +82,24 @@ type options struct {
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	app, o := newApp(stderr)
+	command, err := app.Parse(dashValues(args))
+	if err != nil {
+		return nil, err
+	}
+	o.command = command
+	if o.tool.runbookBase == "" {
+		o.tool.runbookBase = defaultRunbookBase()
+	}
+	if err := validate(o); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// newApp declares the command line, its flags parsed into the options;
+// docs/flags.md is generated from it (make docs).
+func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 	app := kingpin.New(name, "Prometheus exporter for OpenShift On-Cluster Layering (image mode).")
 	app.UsageWriter(stderr)
 	app.ErrorWriter(stderr)
@@ -89,6 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.Flag("kubeconfig", "Path to a kubeconfig file. Default: the in-cluster service account, else $KUBECONFIG or ~/.kube/config.").StringVar(&o.kubeconfig)
 	app.Flag("snapshot", "Read OCL objects offline from this YAML/JSON file or directory tree (oc get -o yaml output, a must-gather) instead of a cluster.").StringVar(&o.snapshot)
 	app.Flag("example", "Serve the example snapshot built into the binary: a small cluster showing every OCL stage, no cluster needed.").BoolVar(&o.example)
+	app.Flag("now", "Evaluate a snapshot (--snapshot, --example) at the current time instead of the time it was captured (its capture records' time; the example's is 2025-10-17T13:00:00Z), which ages, \"since\" durations and time limits are otherwise relative to.").BoolVar(&o.now)
 	app.Flag("mco.namespace", "Namespace of the Machine Config Operator (secrets, build Jobs and pods).").Default(source.DefaultNamespace).StringVar(&o.namespace)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	app.Flag("web.max-requests", "Maximum number of parallel scrape requests; 0 disables the limit.").Default("40").IntVar(&o.maxRequests)
@@ -110,15 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	app.GetFlag("log.level").IsSetByUser(&o.logLevelSet)
 	addCommands(app, &o.tool)
 	nameParseErrors(app)
-	command, err := app.Parse(dashValues(args))
-	if err != nil {
-		return nil, err
-	}
-	o.command = command
-	if err := validate(o); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return app, o
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) error {
@@ -143,16 +156,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 
 	// Everything that can be wrong in the configuration fails here, before
 	// the first informer starts.
-	if *o.web.WebConfigFile != "" {
-		// Checked here, not with the flags: the file is mounted only where
-		// the exporter runs.
-		if err := checkFile("web.config.file", *o.web.WebConfigFile, maxWebConfigBytes); err != nil {
-			return err
-		}
-		if err := web.Validate(*o.web.WebConfigFile); err != nil {
-			return fmt.Errorf("--web.config.file %q: %w", *o.web.WebConfigFile, err)
-		}
+	webConfig, err := loadWebConfig(o.web)
+	if err != nil {
+		return err
 	}
+	if webConfig != nil {
+		defer webConfig.Close()
+	}
+	// SIGHUP reloads the web config; it used to end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer func() { signal.Stop(hup); close(hup) }()
+	go server.ReloadOn(hup, webConfig, logger)
 	backend, restConfig, err := openClients(o, logger)
 	if err != nil {
 		return err
@@ -165,6 +180,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	src := source.New(backend, o.namespace, logger, reg)
+	o.collector.Now = evaluationClock(o, src)
 	renderer, err := collector.NewRenderer(collector.New(src, o.collector), src, logger)
 	if err != nil {
 		return err
@@ -173,7 +189,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	handler, err := server.Handler(server.Config{
 		MetricsPath: o.metricsPath, Registry: reg, Rendered: renderer,
 		Readiness: readiness{src, renderer}, Logger: logger, MaxRequests: o.maxRequests,
-		Status: statusReport(src, o), StatusGeneration: src.Generation,
+		Status: statusReport(src, o), StatusGeneration: src.Generation, Profiling: o.pprof,
 	})
 	if err != nil {
 		return err
@@ -198,11 +214,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	src.Run(ctx)
 	go renderer.Run(ctx, o.renderInterval)
 	go releaseStartupMemory(ctx, renderer.Ready)
-	logger.Info("starting "+name, "version", version.Info(), "build_context", version.BuildContext(), "namespace", o.namespace)
+	started := []any{"version", version.Info(), "build_context", version.BuildContext(), "namespace", o.namespace}
+	if restConfig != nil {
+		started = append(started, "server", restConfig.Host)
+	}
+	logger.Info("starting "+name, started...)
 
 	srv := server.NewHTTPServer(handler, server.DefaultTimeouts, logger)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- server.ListenAndServe(srv, o.web, logger, o.maxConnections) }()
+	if restConfig != nil {
+		go func() { errc <- unreachable(ctx, src, restConfig.Host) }()
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -211,6 +234,49 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		defer cancel()
 		return srv.Shutdown(shutdown)
 	}
+}
+
+// unreachable returns, live, when the first list of every resource failed
+// in a way waiting does not fix (refused, unknown host, 401, an untrusted
+// certificate): a misconfigured exporter exits at once naming each cause,
+// rather than serve nothing and retry forever. Once anything was read, an
+// API server that goes away is waited out; then it blocks until ctx ends.
+func unreachable(ctx context.Context, src *source.Source, host string) error {
+	var u *source.UnreachableError
+	if err := src.WaitReady(ctx); errors.As(err, &u) {
+		return fmt.Errorf("cluster %s: %w", host, err)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// loadWebConfig reads --web.config.file once and points exporter-toolkit at
+// the private copy it keeps (server.WebConfig); nil without one. Checked
+// here, not with the flags: the file is mounted only where the exporter
+// runs.
+func loadWebConfig(flags *web.FlagConfig) (*server.WebConfig, error) {
+	if *flags.WebConfigFile == "" {
+		return nil, nil
+	}
+	w, err := server.LoadWebConfig(*flags.WebConfigFile, maxWebConfigBytes)
+	if err != nil {
+		return nil, flagError("web.config.file", "%v", err)
+	}
+	*flags.WebConfigFile = w.Path()
+	return w, nil
+}
+
+// evaluationClock is the time a view is evaluated at: a snapshot's capture
+// time (the example's for --example) unless --now, else the current time.
+func evaluationClock(o *options, src *source.Source) func() time.Time {
+	at := src.CapturedAt()
+	if o.example {
+		at = examples.Captured
+	}
+	if o.now || at.IsZero() {
+		return time.Now
+	}
+	return func() time.Time { return at }
 }
 
 // releaseStartupMemory hands the pages of the initial lists back to the OS
@@ -275,7 +341,6 @@ func openClients(o *options, logger *slog.Logger) (source.Backend, *rest.Config,
 	if err != nil {
 		return nil, nil, err
 	}
-	logger.Info("watching a cluster", "server", cfg.Host)
 	api, err := kubeapi.New(cfg, name+"/"+version.Version)
 	if err != nil {
 		return nil, nil, err

@@ -202,11 +202,20 @@ func TestDeploymentArgsParse(t *testing.T) {
 	}
 }
 
+// TestPprofOnlyWhenEnabled: the profiles, and the landing page's links to
+// them, only with --web.enable-pprof.
 func TestPprofOnlyWhenEnabled(t *testing.T) {
-	if code, _ := get(t, startExporter(t, "--example")+"/debug/pprof/heap"); code != http.StatusNotFound {
+	off := startExporter(t, "--example")
+	if code, _ := get(t, off+"/debug/pprof/heap"); code != http.StatusNotFound {
 		t.Errorf("pprof off: /debug/pprof/heap answered %d, want 404", code)
 	}
+	if _, body := get(t, off+"/"); strings.Contains(body, "debug/pprof") {
+		t.Errorf("pprof off: the landing page links the profiles, which answer 404:\n%s", body)
+	}
 	base := startExporter(t, "--example", "--web.enable-pprof")
+	if _, body := get(t, base+"/"); !strings.Contains(body, `href="/debug/pprof/heap"`) {
+		t.Errorf("pprof on: the landing page does not link the heap profile:\n%s", body)
+	}
 	if code, body := get(t, base+"/debug/pprof/heap?debug=1"); code != http.StatusOK || !strings.Contains(body, "heap profile") {
 		t.Errorf("pprof on: /debug/pprof/heap answered %d %.80q", code, body)
 	}

@@ -109,3 +109,36 @@ func TestKindCapturedEmptyIsNone(t *testing.T) {
 		t.Error("Secrets captured empty, but no mosc_secret_missing says they are missing")
 	}
 }
+
+// TestCutCaptureIsNotMissingSecrets: a single-file capture cut short in
+// its Secrets is read with the Secrets not captured: neither the metrics
+// nor diagnose say that the Secrets it lost are missing.
+func TestCutCaptureIsNotMissingSecrets(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "capture.yaml")
+	capture(t, "--example", "--output="+file)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut the file after the first Secret of the secrets section.
+	section := strings.Index(string(b), "resource: secrets\n")
+	first := strings.Index(string(b[section:]), "\nkind: Secret\n")
+	next := strings.Index(string(b[section+first:]), "\n---\n")
+	if section < 0 || first < 0 || next < 0 {
+		t.Fatalf("no Secrets to cut in the capture:\n%s", b)
+	}
+	if err := os.WriteFile(file, b[:section+first+next+1], 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	if families := scrape(t, startExporter(t, "--snapshot="+file)); families["mosc_secret_missing"] != nil {
+		t.Errorf("mosc_secret_missing concluded from a cut capture: %v", families["mosc_secret_missing"])
+	}
+	out, _ := diagnoseRun(t, "--snapshot="+file, "--output=json")
+	if strings.Contains(out, "does not exist in openshift-machine-config-operator") {
+		t.Errorf("diagnose says a Secret does not exist:\n%s", out)
+	}
+	if !strings.Contains(out, "capture.yaml holds it incompletely") {
+		t.Errorf("diagnose does not say the Secrets' file was cut:\n%.2000s", out)
+	}
+}

@@ -11,11 +11,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -46,9 +45,18 @@ const (
 
 func main() {
 	root := flag.String("root", ".", "repository root")
-	runbooks := flag.String("runbook-url", "", "base URL of the runbooks the PrometheusRule links, ending in /; default: "+runbooks.At("<tag in VERSION>"))
+	base := flag.String("runbook-url", "", "base URL of the runbooks the PrometheusRule links, ending in /; default: the -repository's runbooks at the tag or commit checked out")
+	repository := flag.String("repository", runbooks.Canonical, "repository (GitHub URL layout) whose runbooks the PrometheusRule links at the tag or commit checked out")
 	flag.Parse()
-	if err := write(*root, *runbooks); err != nil {
+	if *base == "" {
+		ref, err := CheckedOutRef(*root)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bundle: the runbook links name the tag or commit checked out: %v; outside a git checkout pass -runbook-url (make bundle RUNBOOK_URL=...)\n", err)
+			os.Exit(1)
+		}
+		*base = runbooks.AtIn(*repository, ref)
+	}
+	if err := write(*root, *base); err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}
@@ -101,17 +109,11 @@ func writeDir(dir string, files map[string][]byte) error {
 	return nil
 }
 
-// Generate is GenerateWith the default runbook base: the repository's
-// runbooks at the release tag in VERSION.
-func Generate(root string) (map[string][]byte, error) {
-	return GenerateWith(root, "")
-}
-
 // GenerateWith returns the files of deploy/base/generated/ by name: a
 // kustomization.yaml listing the others, the PrometheusRule when alerts/
 // has rule groups, and a ConfigMap per dashboard. No rule files or no
 // dashboards (yet) is not an error. The rules' runbook_url values under
-// runbooks.Main are moved to runbookBase ("" for the default).
+// runbooks.Main are moved to runbookBase.
 func GenerateWith(root, runbookBase string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	var resources []string
@@ -119,11 +121,6 @@ func GenerateWith(root, runbookBase string) (map[string][]byte, error) {
 	groups, sources, err := ReadRuleGroups(root)
 	if err != nil {
 		return nil, err
-	}
-	if runbookBase == "" {
-		if runbookBase, err = DefaultRunbookBase(root); err != nil {
-			return nil, err
-		}
 	}
 	if err := pinRunbooks(groups, runbookBase); err != nil {
 		return nil, err
@@ -191,25 +188,28 @@ func kustomization(from string, resources []string) []byte {
 	return k.Bytes()
 }
 
-const versionFile = "VERSION"
+// CheckedOutRef is the git ref the checkout at root is built from: the tag
+// at HEAD when there is one (a release), else HEAD's commit. A deployed rule
+// then links the runbooks of the commit its bundle was generated at, which
+// the repository's history keeps, never ones written for a later version
+// and never a tag that was not made.
+func CheckedOutRef(root string) (string, error) {
+	if tag, err := git(root, "describe", "--tags", "--exact-match", "HEAD"); err == nil {
+		return tag, nil
+	}
+	return git(root, "rev-parse", "HEAD")
+}
 
-// DefaultRunbookBase is the repository's runbooks at the release tag in
-// root/VERSION, so a deployed rule links the runbooks of the release it
-// came from, never ones written for a later version. Without VERSION the
-// rule files' links are kept.
-func DefaultRunbookBase(root string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(root, versionFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return runbooks.Main, nil
-	}
+// git runs a git command in dir and returns its trimmed output.
+func git(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	tag, ok := runbooks.ReleaseTag(strings.TrimSpace(string(b)))
-	if !ok {
-		return "", fmt.Errorf("%s: %q is not a release tag like v1.2.3", versionFile, strings.TrimSpace(string(b)))
-	}
-	return runbooks.At(tag), nil
+	return strings.TrimSpace(string(out)), nil
 }
 
 // pinRunbooks moves every runbook_url under runbooks.Main to base.

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -20,8 +22,12 @@ import (
 // `make bundle` writes from alerts/ and dashboards/.
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	root := filepath.Join("..", "..")
+	// The links name the commit the bundle was generated at: regenerated
+	// with the same base, nothing may differ. TestGeneratedLinksResolve
+	// checks that base.
+	base := committedRunbookBase(t, root)
 	for _, o := range outputs {
-		want, err := o.generate(root, "")
+		want, err := o.generate(root, base)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +93,7 @@ const rulesB = `groups:
 `
 
 func TestGenerateFromNothing(t *testing.T) {
-	files, err := Generate(t.TempDir())
+	files, err := GenerateWith(t.TempDir(), testBase)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +110,7 @@ func TestGenerateRulesAndDashboards(t *testing.T) {
 	writeFile(t, filepath.Join(root, "dashboards", "OCL Overview.json"), `{"title": "OCL overview", "rows": []}`)
 	writeFile(t, filepath.Join(root, "dashboards", "ocl-builds.json"), `{"title": "OCL builds", "rows": []}`)
 
-	files, err := Generate(root)
+	files, err := GenerateWith(root, testBase)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +163,7 @@ func TestGenerateRejectsWhatTheCRDWouldDrop(t *testing.T) {
 			for p, c := range files {
 				writeFile(t, filepath.Join(root, p), c)
 			}
-			if _, err := Generate(root); err == nil {
+			if _, err := GenerateWith(root, testBase); err == nil {
 				t.Error("want an error")
 			}
 		})
@@ -168,7 +174,7 @@ func TestWriteRemovesStaleFiles(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, GeneratedDir, "dashboard-gone.yaml"), "stale")
 	writeFile(t, filepath.Join(root, "alerts", "a-rules.yaml"), rulesA)
-	if err := write(root, ""); err != nil {
+	if err := write(root, testBase); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(filepath.Join(root, GeneratedDir))
@@ -190,16 +196,25 @@ func keys(m map[string][]byte) []string {
 	return k
 }
 
-// TestRunbookLinksArePinned reads the committed PrometheusRule: every
-// alert links a runbook of this repository at the release tag in VERSION
-// (never main), and that runbook exists.
-func TestRunbookLinksArePinned(t *testing.T) {
-	root := filepath.Join("..", "..")
-	tag, err := os.ReadFile(filepath.Join(root, "VERSION"))
-	if err != nil {
-		t.Fatal(err)
+// testBase is the runbook base of the tests that generate into a
+// temporary directory.
+const testBase = "https://runbooks.test.example/ocl/"
+
+// committedRunbookBase is the runbook base the committed PrometheusRule
+// links: its first runbook_url without the file name.
+func committedRunbookBase(t *testing.T, root string) string {
+	t.Helper()
+	for _, r := range committedAlerts(t, root) {
+		if u := r.Annotations["runbook_url"]; u != "" {
+			return u[:strings.LastIndex(u, "/")+1]
+		}
 	}
-	prefix := "https://github.com/ocl-exporter/ocl_exporter/blob/" + strings.TrimSpace(string(tag)) + "/runbooks/"
+	t.Fatal("the committed PrometheusRule links no runbook")
+	return ""
+}
+
+func committedAlerts(t *testing.T, root string) []monitoringv1.Rule {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, GeneratedDir, ruleFile))
 	if err != nil {
 		t.Fatal(err)
@@ -208,26 +223,75 @@ func TestRunbookLinksArePinned(t *testing.T) {
 	if err := yaml.Unmarshal(b, &pr); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	var alerts []monitoringv1.Rule
 	for _, g := range pr.Spec.Groups {
 		for _, r := range g.Rules {
-			if r.Alert == "" {
-				continue
-			}
-			n++
-			u := r.Annotations["runbook_url"]
-			name, ok := strings.CutPrefix(u, prefix)
-			if !ok || name != r.Alert+".md" {
-				t.Errorf("%s: runbook_url %q, want %s%s.md", r.Alert, u, prefix, r.Alert)
-				continue
-			}
-			if _, err := os.Stat(filepath.Join(root, "runbooks", name)); err != nil {
-				t.Errorf("%s: %v", r.Alert, err)
+			if r.Alert != "" {
+				alerts = append(alerts, r)
 			}
 		}
 	}
-	if n == 0 {
+	if len(alerts) == 0 {
 		t.Fatal("the PrometheusRule has no alerts")
+	}
+	return alerts
+}
+
+// repositoryLink is a link into this repository at a ref: blob/<ref>/<path>.
+var repositoryLink = regexp.MustCompile(regexp.QuoteMeta(runbooks.Canonical) + `/blob/([^/\s"']+)/([^\s"'#?)]+)`)
+
+// TestGeneratedLinksResolve: what a user deploys links runbooks that
+// exist. Every alert of the committed PrometheusRule links its own
+// runbook, pinned (never main, which moves on); and every link into this
+// repository in deploy/ and dashboards/ names a ref this clone has (a tag,
+// or a commit of its history) and a file at that ref.
+func TestGeneratedLinksResolve(t *testing.T) {
+	root := filepath.Join("..", "..")
+	if _, err := git(root, "rev-parse", "--git-dir"); err != nil {
+		t.Skipf("not a git checkout, so the links' refs cannot be checked: %v", err)
+	}
+	for _, r := range committedAlerts(t, root) {
+		u := r.Annotations["runbook_url"]
+		m := repositoryLink.FindStringSubmatch(u)
+		if m == nil || m[2] != "runbooks/"+r.Alert+".md" || m[1] == "main" {
+			t.Errorf("%s: runbook_url %q, want %s<tag or commit>/runbooks/%s.md", r.Alert, u, runbooks.Canonical+"/blob/", r.Alert)
+		}
+	}
+	checked := map[string]bool{}
+	for _, dir := range []string{"deploy", "dashboards"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, m := range repositoryLink.FindAllStringSubmatch(string(b), -1) {
+				ref, file := m[1], m[2]
+				if checked[ref+":"+file] {
+					continue
+				}
+				checked[ref+":"+file] = true
+				if _, err := git(root, "rev-parse", "--verify", "--quiet", ref+"^{commit}"); err != nil {
+					if !checked[ref] {
+						t.Errorf("%s links %s: ref %q is not in this repository (not a tag, nor a commit of its history); run `make bundle` on a commit that is", path, m[0], ref)
+					}
+					checked[ref] = true
+					continue
+				}
+				if _, err := git(root, "cat-file", "-e", ref+":"+file); err != nil {
+					t.Errorf("%s links %s: %s does not exist at %s; commit it, then run `make bundle`", path, m[0], file, ref)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(checked) == 0 {
+		t.Fatal("no link into the repository found in deploy/ or dashboards/")
 	}
 }
 
@@ -241,8 +305,30 @@ func TestRunbookBaseIsConfigurable(t *testing.T) {
 	if !strings.Contains(string(files[ruleFile]), "runbook_url: https://runbooks.internal.example/ocl/OCLBuildFailed.md") {
 		t.Errorf("runbook_url not moved to the configured base:\n%s", files[ruleFile])
 	}
-	writeFile(t, filepath.Join(root, "VERSION"), "main\n")
-	if _, err := Generate(root); err == nil {
-		t.Error("VERSION \"main\" accepted: the default links must name a release tag")
+}
+
+// TestCheckedOutRef: a commit, or the tag at HEAD once there is one.
+func TestCheckedOutRef(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := git(dir, append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		if err != nil {
+			t.Skipf("git: %v", err)
+		}
+		return out
+	}
+	if _, err := CheckedOutRef(dir); err == nil {
+		t.Error("an empty directory has a ref")
+	}
+	run("init", "-q")
+	run("commit", "-q", "--allow-empty", "-m", "first")
+	head := run("rev-parse", "HEAD")
+	if ref, err := CheckedOutRef(dir); err != nil || ref != head {
+		t.Errorf("untagged: %q, %v; want the commit %s", ref, err, head)
+	}
+	run("tag", "v1.2.3")
+	if ref, err := CheckedOutRef(dir); err != nil || ref != "v1.2.3" {
+		t.Errorf("tagged: %q, %v; want v1.2.3", ref, err)
 	}
 }

@@ -61,8 +61,8 @@ func FromBackend(t testing.TB, backend source.Backend) *source.Source {
 	s.Run(ctx)
 	wait, done := context.WithTimeout(ctx, 30*time.Second)
 	defer done()
-	if !s.WaitReady(wait) {
-		t.Fatalf("objects did not sync: %+v", s.Status())
+	if err := s.WaitReady(wait); err != nil {
+		t.Fatalf("objects did not sync: %v: %+v", err, s.Status())
 	}
 	return s
 }

@@ -28,6 +28,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 // Kube is the admin's access to the cluster, for any kind.
@@ -215,8 +217,8 @@ func LoadFile(path string) ([]*unstructured.Unstructured, error) {
 		} else if err != nil {
 			return nil, err
 		}
-		if m == nil {
-			continue
+		if m == nil || m["apiVersion"] == source.CaptureRecordAPIVersion {
+			continue // a capture record is the exporter's, not the cluster's
 		}
 		u := &unstructured.Unstructured{Object: m}
 		if !u.IsList() {

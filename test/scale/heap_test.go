@@ -56,8 +56,8 @@ func TestHeapProfile(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
 	src := source.New(clients, source.DefaultNamespace, logger, prometheus.NewRegistry())
 	go src.Run(t.Context())
-	if !src.WaitReady(t.Context()) {
-		t.Fatal("source not ready")
+	if err := src.WaitReady(t.Context()); err != nil {
+		t.Fatal("source not ready:", err)
 	}
 	r, err := collector.NewRenderer(collector.New(src, collector.DefaultOptions), src, logger)
 	if err != nil {

@@ -1,0 +1,193 @@
+package alerts_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/ocl-exporter/ocl_exporter/alerts"
+	"github.com/ocl-exporter/ocl_exporter/diagnose"
+)
+
+// A runbook's first screen (about 30 lines as GitHub renders it) says what
+// is broken, the impact and the first safe command: the exporter's own
+// diagnosis. How the alert decides and the checks by hand come below.
+const (
+	firstScreenLines = 30
+	maxMeaningLines  = 6 // non-blank
+	maxImpactLines   = 4 // non-blank
+	diagnoseCommand  = "ocl_exporter diagnose"
+)
+
+// runbookShape is what the shape check needs to know about an alert.
+type runbookShape struct {
+	// pool: the alert carries a pool label, so the command diagnoses that
+	// pool; without it the whole cluster.
+	pool bool
+	// check is the title of the diagnose check that is the alert, "" when
+	// none is.
+	check string
+}
+
+// sectionLines returns the lines under the "## " heading up to the next
+// "## " heading, and the index of the first of them.
+func sectionLines(lines []string, heading string) ([]string, int) {
+	start := slices.Index(lines, heading)
+	if start < 0 {
+		return nil, -1
+	}
+	start++
+	end := start
+	for end < len(lines) && !strings.HasPrefix(lines[end], "## ") {
+		end++
+	}
+	return lines[start:end], start
+}
+
+func nonBlank(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// runbookShapeProblems lists how text, a runbook, departs from the shape
+// above.
+func runbookShapeProblems(text string, want runbookShape) []string {
+	lines := strings.Split(text, "\n")
+	var out []string
+	if m, _ := sectionLines(lines, "## Meaning"); nonBlank(m) > maxMeaningLines {
+		out = append(out, fmt.Sprintf("Meaning has %d lines, at most %d: move how the alert decides to Diagnosis", nonBlank(m), maxMeaningLines))
+	}
+	if m, _ := sectionLines(lines, "## Impact"); nonBlank(m) > maxImpactLines {
+		out = append(out, fmt.Sprintf("Impact has %d lines, at most %d", nonBlank(m), maxImpactLines))
+	}
+	diag, at := sectionLines(lines, "## Diagnosis")
+	// The head of Diagnosis: up to its first subsection.
+	if i := slices.IndexFunc(diag, func(l string) bool { return strings.HasPrefix(l, "### ") }); i >= 0 {
+		diag = diag[:i]
+	}
+	var block, prose []string
+	cmd := -1
+	for i, inBlock, done := 0, false, false; i < len(diag); i++ {
+		switch l := diag[i]; {
+		case strings.HasPrefix(l, "```"):
+			done = done || inBlock
+			inBlock = !inBlock
+		case inBlock && !done:
+			block = append(block, l)
+			if cmd < 0 && strings.Contains(l, diagnoseCommand) {
+				cmd = at + i
+			}
+		case !inBlock:
+			prose = append(prose, l)
+		}
+	}
+	switch {
+	case cmd < 0:
+		first := "(none)"
+		if len(block) > 0 {
+			first = fmt.Sprintf("%q", block[0])
+		}
+		return append(out, fmt.Sprintf("the first code block of Diagnosis, first line %s, does not run %s", first, diagnoseCommand))
+	case cmd+1 > firstScreenLines:
+		out = append(out, fmt.Sprintf("%s is on line %d, past the first screen (%d lines)", diagnoseCommand, cmd+1, firstScreenLines))
+	}
+	command := lines[cmd]
+	hasPool := strings.Contains(command, "--pool <pool>") || strings.Contains(command, "--pool=<pool>")
+	switch {
+	case want.pool && !hasPool:
+		out = append(out, fmt.Sprintf("%q: the alert has a pool label, diagnose --pool <pool>", command))
+	case !want.pool && strings.Contains(command, "--pool"):
+		out = append(out, fmt.Sprintf("%q: the alert has no pool label to fill in --pool with", command))
+	}
+	head := strings.Join(strings.Fields(strings.Join(prose, " ")), " ")
+	if !strings.Contains(head, "`/status`") {
+		out = append(out, "the head of Diagnosis does not say what the exporter's `/status` page shows")
+	}
+	if want.check != "" && !strings.Contains(head, `"`+want.check+`"`) {
+		out = append(out, fmt.Sprintf("the head of Diagnosis does not name the report's check %q", want.check))
+	}
+	return out
+}
+
+// wantShapes says, per alert, whether it has a pool label (from its
+// expression) and which diagnose check is the alert.
+func wantShapes(t *testing.T) map[string]runbookShape {
+	t.Helper()
+	sources := alerts.LabelSources(t)
+	out := map[string]runbookShape{}
+	for _, r := range alerts.AlertRules(t) {
+		e, err := parser.ParseExpr(r.Expr)
+		if err != nil {
+			t.Fatalf("%s: %v", r.Alert, err)
+		}
+		labels, err := alerts.OutputLabels(e, sources)
+		if err != nil {
+			t.Fatalf("%s: %v", r.Alert, err)
+		}
+		out[r.Alert] = runbookShape{pool: slices.Contains(labels, "pool")}
+	}
+	for _, c := range diagnose.Checks {
+		for _, a := range c.Alerts {
+			if s, ok := out[a]; ok && s.check == "" {
+				s.check = c.Title
+				out[a] = s
+			}
+		}
+	}
+	return out
+}
+
+func TestRunbooksOpenWithTheFirstSafeCommand(t *testing.T) {
+	for alert, want := range wantShapes(t) {
+		b, err := os.ReadFile("../runbooks/" + alert + ".md")
+		if err != nil {
+			t.Error(err) // TestEveryAlertHasARunbookAndEveryRunbookAnAlert says more
+			continue
+		}
+		for _, p := range runbookShapeProblems(string(b), want) {
+			t.Errorf("runbooks/%s.md: %s", alert, p)
+		}
+	}
+}
+
+// TestRunbookShapeProblemsRejects makes sure the check above can fail.
+func TestRunbookShapeProblemsRejects(t *testing.T) {
+	good := "# OCLX\n\n## Meaning\n\nPool broken.\n\n## Impact\n\nNo image.\n\n## Diagnosis\n\nFirst:\n\n" +
+		"```console\nocl_exporter diagnose --pool <pool>\n```\n\nCheck \"The pool is fine\"; `/status` too.\n\n" +
+		"### How this alert decides\n\nMechanism.\n\n## Mitigation\n"
+	pool := runbookShape{pool: true, check: "The pool is fine"}
+	if p := runbookShapeProblems(good, pool); len(p) > 0 {
+		t.Fatalf("a good runbook: %v", p)
+	}
+	long := strings.Repeat("Mechanism.\n", maxMeaningLines+1)
+	for _, c := range []struct {
+		name, text string
+		want       runbookShape
+		problem    string
+	}{
+		{"long meaning", strings.Replace(good, "Pool broken.\n", long, 1), pool, "Meaning has 7 lines"},
+		{"long impact", strings.Replace(good, "No image.\n", long, 1), pool, "Impact has 7 lines"},
+		{"no diagnose", strings.Replace(good, "ocl_exporter diagnose --pool <pool>", "oc get mcp <pool>", 1), pool, "does not run ocl_exporter diagnose"},
+		{"diagnose after another block", strings.Replace(good, "First:\n", "```console\noc get mcp\n```\n", 1), pool, "does not run ocl_exporter diagnose"},
+		{"diagnose only in a subsection", strings.Replace(good, "First:\n", "First:\n\n### By hand\n", 1), pool, "does not run ocl_exporter diagnose"},
+		{"below the first screen", strings.Replace(good, "First:\n", strings.Repeat("Text.\n", firstScreenLines), 1), pool, "past the first screen"},
+		{"no --pool", strings.Replace(good, " --pool <pool>", "", 1), pool, "diagnose --pool <pool>"},
+		{"--pool without a pool label", good, runbookShape{check: pool.check}, "no pool label"},
+		{"no /status", strings.Replace(good, "`/status`", "the page", 1), pool, "/status"},
+		{"another check", good, runbookShape{pool: true, check: "The build succeeded"}, `check "The build succeeded"`},
+	} {
+		p := runbookShapeProblems(c.text, c.want)
+		if !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, c.problem) }) {
+			t.Errorf("%s: problems %q, want one containing %q", c.name, p, c.problem)
+		}
+	}
+}
