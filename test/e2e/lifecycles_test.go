@@ -565,6 +565,21 @@ func TestAlertmanagerInhibition(t *testing.T) {
 				{"alertname": "OCLBuildFailed", "pool": "infra"},
 			},
 		},
+		{
+			// The builds of a pool recreated in a loop: its pool gets no
+			// image, so its rollout and a build's TooLong are the loop's.
+			name: "a build loop silences its pool's rollout and build duration only",
+			post: []map[string]string{
+				{"alertname": "OCLMachineOSBuildLoop", "machineosconfig": "layered", "pool": "layered"},
+				{"alertname": "OCLRolloutStalled", "pool": "layered"},
+				{"alertname": "OCLMachineOSBuildTooLong", "machineosbuild": "layered-1", "machineosconfig": "layered", "pool": "layered"},
+				{"alertname": "OCLRolloutStalled", "pool": "infra"},
+			},
+			heard: []map[string]string{
+				{"alertname": "OCLMachineOSBuildLoop", "machineosconfig": "layered", "pool": "layered"},
+				{"alertname": "OCLRolloutStalled", "pool": "infra"},
+			},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, url := startWebhook(t)
