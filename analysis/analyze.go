@@ -15,6 +15,7 @@ type Findings struct {
 	Builds     []Build
 	BuildWaits []BuildWait
 	Ephemeral  []EphemeralCount
+	Orphaned   []Orphan
 	// Stage 3: the pools and their nodes.
 	Rollout Rollout
 }
@@ -31,6 +32,7 @@ func Analyze(c *Cluster, history int) *Findings {
 		Builds:         c.Builds(history),
 		BuildWaits:     c.BuildWaits(),
 		Ephemeral:      c.EphemeralObjects(),
+		Orphaned:       c.OrphanedObjects(),
 		Rollout:        AnalyzeRollout(c),
 	}
 }

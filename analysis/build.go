@@ -59,6 +59,9 @@ const (
 	reasonPodInitializing   = "PodInitializing"
 	kindJob                 = "Job"
 	conditionInterrupted    = string(mcfgv1.MachineOSBuildInterrupted)
+	// annotationJobUID is set on the build once its Job is created
+	// (imagebuilder/jobimagebuilder.go start, 4.18 on).
+	annotationJobUID = prefix + "job-uid"
 )
 
 // Build is what the exporter reports about one MachineOSBuild.
@@ -78,6 +81,17 @@ type Build struct {
 	// PodFailures is how many build pods failed: the Job retries three
 	// times, so a build still Building may already have failed pods.
 	PodFailures int
+	// PodsDeleted is how many of PodFailures no failed pod is left to
+	// explain: a drain evicts a build pod through the API, which deletes
+	// it, and the Job counts it failed. Not evidence of a broken build.
+	PodsDeleted int
+	// JobGone, for a build not over when Jobs are readable (nil
+	// otherwise): it had a Job (its builder reference or job-uid
+	// annotation says so), and that Job is not there. The MCO marks such
+	// a build Interrupted when it sees the Job deleted; it did not when
+	// the machine-os-builder was down at the time, or before the fix of
+	// 4.18.z (#5025) when a pod of the Job had failed.
+	JobGone *bool
 	// Failure is the cause of a failed or interrupted build, or of a
 	// running build whose pods fail or cannot start; nil otherwise.
 	Failure *classify.Result
@@ -167,6 +181,7 @@ func (c *Cluster) exportedBuilds(history int) []*mcfgv1.MachineOSBuild {
 func (c *Cluster) build(b *mcfgv1.MachineOSBuild) Build {
 	job := c.buildJob(b)
 	pods := c.jobPods(jobName(b))
+	failedPods := failedPodClasses(pods)
 	out := Build{
 		Name:            b.Name,
 		MachineOSConfig: b.Spec.MachineOSConfig.Name,
@@ -179,13 +194,41 @@ func (c *Cluster) build(b *mcfgv1.MachineOSBuild) Build {
 		Started:         timeOf(b.Status.BuildStart),
 		Ended:           timeOf(b.Status.BuildEnd),
 		PodFailures:     podFailures(job, pods),
-		FailedPods:      failedPodClasses(pods),
+		FailedPods:      failedPods,
 	}
+	out.PodsDeleted = max(out.PodFailures-total(failedPods), 0)
 	if !out.Phase.terminal() {
+		if c.Captured(KindJob) {
+			gone := job == nil && hadJob(b)
+			out.JobGone = &gone
+		}
 		out.Stuck = c.stuck(jobName(b), pods)
 	}
-	out.Failure = c.failure(b, out.Phase, out.PodFailures, out.Stuck, job, pods)
+	out.Failure = c.failure(b, out, job, pods)
 	return out
+}
+
+// ShownFailures is how many failed pods show a cause other than an
+// eviction: what makes a running build failing rather than disrupted. A
+// pod the Job counts but that is gone (PodsDeleted) shows nothing.
+func (b Build) ShownFailures() int {
+	return total(b.FailedPods) - b.FailedPods[classify.PodEvicted]
+}
+
+func total(counts map[classify.Class]int) int {
+	n := 0
+	for _, v := range counts {
+		n += v
+	}
+	return n
+}
+
+// hadJob reports whether the MCO recorded a Job for the build: its
+// builder reference or the job-uid annotation, both written once the Job
+// exists. 4.16 and 4.17 ran bare pods and wrote neither.
+func hadJob(b *mcfgv1.MachineOSBuild) bool {
+	bl := b.Status.Builder
+	return (bl != nil && bl.Job != nil && bl.Job.Name != "") || b.Annotations[annotationJobUID] != ""
 }
 
 // buildPool is the pool of the build's MachineOSConfig, else the pool
@@ -269,19 +312,25 @@ func podFailures(job *batchv1.Job, pods []*corev1.Pod) int {
 }
 
 // failure explains a failed or interrupted build, a running build whose
-// pods failed, and one whose current attempt is stuck. The failed pods
+// Job is gone or whose pods failed, and one whose current attempt is
+// stuck. The failed pods
 // decide over a stuck one, so the class of a build that retries the same
 // error stays the same from its first failed pod to its Failed phase. It
 // returns nil for a build that is fine.
-func (c *Cluster) failure(b *mcfgv1.MachineOSBuild, phase BuildPhase, failures int, stuck *classify.Result, job *batchv1.Job, pods []*corev1.Pod) *classify.Result {
-	if phase == BuildFailed && c.failedBeforeJob(b, job, pods) {
+func (c *Cluster) failure(b *mcfgv1.MachineOSBuild, out Build, job *batchv1.Job, pods []*corev1.Pod) *classify.Result {
+	phase := out.Phase
+	switch {
+	case phase == BuildFailed && c.failedBeforeJob(b, job, pods):
 		return &classify.Result{Class: classify.ContainerfileInvalid}
-	}
-	if phase == BuildFailed || phase == BuildInterrupted || (!phase.terminal() && failures > 0) {
+	case out.JobGone != nil && *out.JobGone:
+		// The build's Job was deleted before it finished: what the MCO
+		// calls an interrupted build, although this one still reads running.
+		return &classify.Result{Class: classify.BuildInterrupted}
+	case phase == BuildFailed || phase == BuildInterrupted || (!phase.terminal() && out.PodFailures > 0):
 		r := causeOf(c.failureMessages(b, job, pods))
 		return &r
 	}
-	return stuck
+	return out.Stuck
 }
 
 // failedBeforeJob reports a build the MCO failed without running it. Only

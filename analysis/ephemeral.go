@@ -3,6 +3,7 @@ package analysis
 import (
 	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -46,28 +47,13 @@ type EphemeralCount struct {
 // naming no build counts under "".
 func (c *Cluster) EphemeralObjects() []EphemeralCount {
 	counts := map[string]map[string]int{}
-	add := func(kind string, m metav1.ObjectMeta) {
-		if m.Namespace != c.Namespace {
-			return
-		}
-		if _, ok := m.Labels[LabelOnClusterLayering]; !ok {
-			return
-		}
+	c.eachEphemeral(func(kind string, m metav1.ObjectMeta) {
 		owner := ephemeralOwner(m)
 		if counts[owner] == nil {
 			counts[owner] = map[string]int{}
 		}
 		counts[owner][kind]++
-	}
-	for _, o := range c.ConfigMaps {
-		add(KindConfigMap, o.ObjectMeta)
-	}
-	for _, o := range c.Secrets {
-		add(KindSecret, o.ObjectMeta)
-	}
-	for _, o := range c.Jobs {
-		add(KindJob, o.ObjectMeta)
-	}
+	})
 
 	builds := make([]string, 0, len(counts))
 	for b := range counts {
@@ -100,4 +86,72 @@ func ephemeralOwner(m metav1.ObjectMeta) string {
 		}
 	}
 	return ""
+}
+
+// eachEphemeral calls f with each ConfigMap, Secret and Job labelled
+// on-cluster-layering in the MCO namespace.
+func (c *Cluster) eachEphemeral(f func(kind string, m metav1.ObjectMeta)) {
+	add := func(kind string, m metav1.ObjectMeta) {
+		if _, ok := m.Labels[LabelOnClusterLayering]; ok && m.Namespace == c.Namespace {
+			f(kind, m)
+		}
+	}
+	for _, o := range c.ConfigMaps {
+		add(KindConfigMap, o.ObjectMeta)
+	}
+	for _, o := range c.Secrets {
+		add(KindSecret, o.ObjectMeta)
+	}
+	for _, o := range c.Jobs {
+		add(KindJob, o.ObjectMeta)
+	}
+}
+
+// Orphan counts the ephemeral objects of a MachineOSBuild that is gone.
+type Orphan struct {
+	MachineOSBuild, MachineOSConfig, Pool string
+	Count                                 int
+	// Newest is the creation of its newest object: orphaned since then at
+	// the earliest (when its build went is not recorded anywhere).
+	Newest time.Time
+}
+
+// OrphanedObjects counts, per build that no longer exists, the ephemeral
+// objects still naming it, with the MachineOSConfig and pool of their
+// labels. The MCO cleans a build's objects when it deletes the build
+// (deleteBuilderForMachineOSBuild) and the garbage collector follows the
+// Job's owner reference; objects made before the Job existed
+// (jobimagebuilder.go start sets the owner only after creating it), or
+// left while the machine-os-builder was down, are never deleted. Nothing
+// is concluded when the builds were not captured.
+func (c *Cluster) OrphanedObjects() []Orphan {
+	if !c.Captured(kindMachineOSBuild) {
+		return nil
+	}
+	builds := map[string]bool{}
+	for _, b := range c.MachineOSBuilds {
+		builds[b.Name] = true
+	}
+	byBuild := map[string]*Orphan{}
+	c.eachEphemeral(func(_ string, m metav1.ObjectMeta) {
+		owner := ephemeralOwner(m)
+		if owner == "" || builds[owner] {
+			return
+		}
+		o := byBuild[owner]
+		if o == nil {
+			o = &Orphan{MachineOSBuild: owner, MachineOSConfig: m.Labels[LabelMachineOSConfig], Pool: m.Labels[LabelTargetPool]}
+			byBuild[owner] = o
+		}
+		o.Count++
+		if t := m.CreationTimestamp.Time; t.After(o.Newest) {
+			o.Newest = t
+		}
+	})
+	out := make([]Orphan, 0, len(byBuild))
+	for _, o := range byBuild {
+		out = append(out, *o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].MachineOSBuild < out[j].MachineOSBuild })
+	return out
 }

@@ -15,9 +15,10 @@ type buildStage struct {
 	phase, info               *Spec
 	created, started, ended   *Spec
 	podFailures, failedPods   *Spec
+	podsDeleted, jobGone      *Spec
 	podStuck                  *Spec
 	failureClass, failureInfo *Spec
-	ephemeral                 *Spec
+	ephemeral, orphaned       *Spec
 	waiting, waitingSince     *Spec
 }
 
@@ -46,6 +47,12 @@ func newBuildStage() *buildStage {
 		failedPods: newSpec("mosb_build_failed_pods",
 			"Failed build pods of the MachineOSBuild still present, by the parsed cause of each pod's own failure (class): an eviction the Job retried stays visible next to the error that failed the build. No series without failed pods.",
 			with("class")...),
+		podsDeleted: newSpec("mosb_build_pods_deleted",
+			"Failed build pods the MachineOSBuild's Job counts but that are gone, with no failed pod left to say why (Job status.failed less the failed pods present): a drain evicts a build pod through the API, which deletes it. Not counted as the build failing.",
+			build...),
+		jobGone: newSpec("mosb_build_job_gone",
+			"1 while the MachineOSBuild is not Succeeded, Failed or Interrupted although it had a Job (builder reference or job-uid annotation) and that Job is gone: deleted while the machine-os-builder was down, or by an MCO that did not mark the build Interrupted; 0 for a build not over whose Job is there or was never created. No series for a finished build or when Jobs are not readable.",
+			build...),
 		podStuck: newSpec("mosb_build_pod_stuck",
 			"1 with the parsed cause (class) while the current attempt of a running MachineOSBuild cannot run: its pod is unschedulable or waits on a known cause such as an image pull back-off, or a ResourceQuota refuses to create it. The Job never fails such an attempt. No series otherwise.",
 			with("class")...),
@@ -58,6 +65,9 @@ func newBuildStage() *buildStage {
 		ephemeral: newSpec("ocl_build_ephemeral_objects",
 			"Ephemeral build objects (kind ConfigMap, Secret, Job labelled machineconfiguration.openshift.io/on-cluster-layering) still present in the MCO namespace for the MachineOSBuild; they exist while a build runs and are left behind when it fails, 0 when none of that kind is left.",
 			"kind", "machineosbuild"),
+		orphaned: newSpec("ocl_build_orphaned_objects",
+			"Ephemeral build objects (ConfigMap, Secret, Job labelled machineconfiguration.openshift.io/on-cluster-layering) of a MachineOSBuild that no longer exists, with the MachineOSConfig and pool their labels name: nothing of the MCO deletes them any more. No series when every such object has its build, or when MachineOSBuilds are not readable.",
+			build...),
 		waiting: newSpec("mosc_waiting_for_build",
 			"1 while the pool's rendered MachineConfig has no MachineOSBuild of this MachineOSConfig yet (the build has not been created), 0 otherwise.",
 			"machineosconfig", "pool"),
@@ -69,8 +79,8 @@ func newBuildStage() *buildStage {
 
 func (s *buildStage) specs() []*Spec {
 	return []*Spec{
-		s.phase, s.info, s.created, s.started, s.ended, s.podFailures,
-		s.failedPods, s.podStuck, s.failureClass, s.failureInfo, s.ephemeral, s.waiting, s.waitingSince,
+		s.phase, s.info, s.created, s.started, s.ended, s.podFailures, s.failedPods, s.podsDeleted,
+		s.jobGone, s.podStuck, s.failureClass, s.failureInfo, s.ephemeral, s.orphaned, s.waiting, s.waitingSince,
 	}
 }
 
@@ -80,6 +90,9 @@ func (s *buildStage) collect(f *analysis.Findings, ch chan<- prometheus.Metric) 
 	}
 	for _, e := range f.Ephemeral {
 		ch <- s.ephemeral.gauge(float64(e.Count), e.Kind, e.MachineOSBuild)
+	}
+	for _, o := range f.Orphaned {
+		ch <- s.orphaned.gauge(float64(o.Count), o.MachineOSBuild, o.MachineOSConfig, o.Pool)
 	}
 	for _, w := range f.BuildWaits {
 		ch <- s.waiting.gauge(boolean(w.Waiting), w.MachineOSConfig, w.Pool)
@@ -106,6 +119,10 @@ func (s *buildStage) collectBuild(b analysis.Build, ch chan<- prometheus.Metric)
 		}
 	}
 	ch <- s.podFailures.gauge(float64(b.PodFailures), id...)
+	ch <- s.podsDeleted.gauge(float64(b.PodsDeleted), id...)
+	if b.JobGone != nil {
+		ch <- s.jobGone.gauge(boolean(*b.JobGone), id...)
+	}
 	for class, n := range b.FailedPods {
 		ch <- s.failedPods.gauge(float64(n), with(string(class))...)
 	}

@@ -17,5 +17,6 @@ func TestBuildStage(t *testing.T) {
 		"stage2-builder-image-pull",
 		"stage2-pod-unschedulable",
 		"stage2-quota-refused",
+		"stage2-job-gone",
 	)
 }

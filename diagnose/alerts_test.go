@@ -31,11 +31,16 @@ var alertChecks = []struct{ alert, check string }{
 	{"OCLPrebuiltImageNotSeeded", CheckPrebuiltSeeded},
 	{"OCLPrebuiltImageMachineConfigMissing", CheckPrebuiltMachineConfig},
 	{"OCLMachineOSBuildNotStarted", CheckBuildCreated},
+	// A snapshot holds no history: a loop shows in Prometheus only
+	// (changes of the creation time); the check links its runbook.
+	{"OCLMachineOSBuildLoop", CheckBuildCreated},
+	{"OCLMachineOSConfigRebuildNotStarted", CheckBuildCreated},
 	{"OCLMachineOSBuildFailed", CheckBuildResult},
 	{"OCLMachineOSBuildInterrupted", CheckBuildResult},
 	{"OCLBuildPodsFailing", CheckBuildPods},
 	{"OCLMachineOSBuildTooLong", CheckBuildDuration},
 	{"OCLBuildObjectsLeftBehind", CheckBuildLeftover},
+	{"OCLBuildObjectsOrphaned", CheckBuildLeftover},
 	{"OCLNodeUpdateFailing", CheckNodes},
 	{"OCLNodeNotOnDesiredImage", CheckProgress},
 	{"OCLRolloutStalled", CheckProgress},
@@ -125,6 +130,7 @@ func TestLimitsMatchTheAlerts(t *testing.T) {
 		{"OCLRolloutStalled", "for", StalledAfter},
 		{"OCLPoolPausedWithPendingImage", "for", PausedAfter},
 		{"OCLNodeNotOnDesiredImage", "for", UpdatingTooLongAfter},
+		{"OCLBuildObjectsOrphaned", "for", OrphanedAfter},
 	} {
 		r, ok := rs[c.rule]
 		if !ok {

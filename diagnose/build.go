@@ -33,9 +33,11 @@ var (
 	PausedAfter time.Duration
 	// UpdatingTooLongAfter is OCLNodeNotOnDesiredImage's for.
 	UpdatingTooLongAfter time.Duration
+	// OrphanedAfter is OCLBuildObjectsOrphaned's for.
+	OrphanedAfter time.Duration
 	// RepeatedPodFailures is how many failed pods of a running build make
 	// it failing (OCLMachineOSBuildFailed), not a healthy retry: the
-	// rules' machineosbuild:mosb_build_pod_failures:without_evictions >= N.
+	// rules' machineosbuild:mosb_build_failed_pods:without_evictions >= N.
 	RepeatedPodFailures int
 )
 
@@ -48,12 +50,13 @@ func init() {
 		alerts.Limit{Rule: "OCLRolloutStalled", Field: "for"},
 		alerts.Limit{Rule: "OCLPoolPausedWithPendingImage", Field: "for"},
 		alerts.Limit{Rule: "OCLNodeNotOnDesiredImage", Field: "for"},
+		alerts.Limit{Rule: "OCLBuildObjectsOrphaned", Field: "for"},
 	)
 	if err != nil {
 		panic(err) // the rule files are compiled in: every test of diagnose fails first
 	}
-	BuildMaxDuration, BuildNotStartedAfter, NotSeededAfter, LeftoversAfter, StalledAfter, PausedAfter, UpdatingTooLongAfter =
-		d[0], d[1], d[2], d[3], d[4], d[5], d[6]
+	BuildMaxDuration, BuildNotStartedAfter, NotSeededAfter, LeftoversAfter, StalledAfter, PausedAfter, UpdatingTooLongAfter, OrphanedAfter =
+		d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]
 	if RepeatedPodFailures, err = alerts.AtLeast(PodFailuresSeries); err != nil {
 		panic(err)
 	}
@@ -61,7 +64,7 @@ func init() {
 
 // PodFailuresSeries is the recording rule the alerts count a build's
 // failed pods with.
-const PodFailuresSeries = "machineosbuild:mosb_build_pod_failures:without_evictions"
+const PodFailuresSeries = "machineosbuild:mosb_build_failed_pods:without_evictions"
 
 // Options shape a report.
 type Options struct {
@@ -147,15 +150,18 @@ type builder struct {
 	waits   map[string]analysis.BuildWait              // by MachineOSConfig
 	rollout analysis.Rollout
 	left    map[string]int // ephemeral objects by build
-	builder analysis.BuilderFinding
-	op      *analysis.OperatorFinding
+	// building marks the MachineOSConfigs with a build not over.
+	building map[string]bool
+	orphans  map[string][]analysis.Orphan // by MachineOSConfig
+	builder  analysis.BuilderFinding
+	op       *analysis.OperatorFinding
 }
 
 func newBuilder(c *analysis.Cluster, o Options) *builder {
 	b := &builder{
 		c: c, o: o, now: c.Now,
 		moscs: map[string]analysis.MachineOSConfigFinding{}, objects: map[string]*mcfgv1.MachineOSConfig{},
-		builds: map[string]analysis.Build{}, waits: map[string]analysis.BuildWait{}, left: map[string]int{},
+		builds: map[string]analysis.Build{}, waits: map[string]analysis.BuildWait{}, left: map[string]int{}, building: map[string]bool{}, orphans: map[string][]analysis.Orphan{},
 	}
 	all := analysis.Analyze(c, 0)
 	b.rollout, b.builder, b.op = all.Rollout, all.Builder, all.Operator
@@ -167,12 +173,19 @@ func newBuilder(c *analysis.Cluster, o Options) *builder {
 	}
 	for _, bd := range all.Builds {
 		b.builds[bd.Name] = bd
+		switch bd.Phase {
+		case analysis.BuildInitial, analysis.BuildPrepared, analysis.BuildBuilding:
+			b.building[bd.MachineOSConfig] = true
+		}
 	}
 	for _, w := range all.BuildWaits {
 		b.waits[w.MachineOSConfig] = w
 	}
 	for _, e := range all.Ephemeral {
 		b.left[e.MachineOSBuild] += e.Count
+	}
+	for _, o := range all.Orphaned {
+		b.orphans[o.MachineOSConfig] = append(b.orphans[o.MachineOSConfig], o)
 	}
 	return b
 }

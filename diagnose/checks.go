@@ -56,6 +56,9 @@ const (
 	alertBuildPodsFailing       = "OCLBuildPodsFailing"
 	alertBuildTooLong           = "OCLMachineOSBuildTooLong"
 	alertBuildObjectsLeftBehind = "OCLBuildObjectsLeftBehind"
+	alertBuildObjectsOrphaned   = "OCLBuildObjectsOrphaned"
+	alertBuildLoop              = "OCLMachineOSBuildLoop"
+	alertRebuildNotStarted      = "OCLMachineOSConfigRebuildNotStarted"
 	alertNodeUpdateFailing      = "OCLNodeUpdateFailing"
 	alertNodeNotOnDesiredImage  = "OCLNodeNotOnDesiredImage"
 	alertRolloutStalled         = "OCLRolloutStalled"
@@ -85,11 +88,11 @@ var Checks = []CheckSpec{
 	{CheckPrebuiltSeeded, StageConfig, "The pre-built image is seeded", []string{alertPrebuiltNotSeeded}},
 	{CheckPrebuiltMachineConfig, StageConfig, "The pre-built image's component MachineConfig exists", []string{alertPrebuiltMCMissing}},
 
-	{CheckBuildCreated, StageBuild, "A MachineOSBuild exists for the pool's rendered config", []string{alertBuildNotStarted, alertBuilderNotReady}},
+	{CheckBuildCreated, StageBuild, "A MachineOSBuild exists for the pool's rendered config", []string{alertBuildNotStarted, alertBuilderNotReady, alertRebuildNotStarted, alertBuildLoop}},
 	{CheckBuildPods, StageBuild, "The build pods are not failing", []string{alertBuildPodsFailing}},
 	{CheckBuildDuration, StageBuild, "The build runs within ocl:build_max_duration_seconds", []string{alertBuildTooLong}},
 	{CheckBuildResult, StageBuild, "The current MachineOSBuild succeeded", []string{alertBuildFailed, alertBuildInterrupted}},
-	{CheckBuildLeftover, StageBuild, "No objects of a failed build are kept longer than 6h", []string{alertBuildObjectsLeftBehind}},
+	{CheckBuildLeftover, StageBuild, "No objects of a failed build are kept longer than 6h", []string{alertBuildObjectsLeftBehind, alertBuildObjectsOrphaned}},
 
 	{CheckNodes, StageRollout, "No node fails to apply its image or config", []string{alertNodeUpdateFailing}},
 	{CheckProgress, StageRollout, "Every node runs its desired image", []string{alertNodeNotOnDesiredImage, alertRolloutStalled}},

@@ -112,7 +112,9 @@ func buildCommands(mosb, ns string) []string {
 func leftoverCommands(mosb, ns string) []string {
 	words(&mosb, &ns)
 	return []string{
-		fmt.Sprintf("oc -n %s get configmaps,secrets,jobs -l machineconfiguration.openshift.io/machine-os-build=%s", ns, mosb),
+		// By name, which every ephemeral object embeds: a label selector
+		// with the build's name is one token wider than a report's line.
+		fmt.Sprintf("oc -n %s get configmaps,secrets,jobs -o name | grep -- %s", ns, mosb),
 	}
 }
 

@@ -35,6 +35,14 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 		}
 	}
 
+	if f.RebuildRequested && !b.building[f.Name] {
+		created.run(Finding{
+			Object: Object{Kind: "MachineOSConfig", Name: f.Name}, Field: "metadata.annotations",
+			Message:  "a rebuild is requested (annotation " + analysis.AnnotationRebuild + ") and no build of it runs yet; the builder acts on it only when it sees it added",
+			Commands: notStartedCommands(f.Name, f.Pool, ns),
+		})
+	}
+
 	result, pods, duration, leftovers := check(CheckBuildResult), check(CheckBuildPods), check(CheckBuildDuration), check(CheckBuildLeftover)
 	bd, ok := b.builds[f.CurrentBuild]
 	if m := b.objects[f.Name]; !ok && m != nil {
@@ -56,6 +64,17 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 	}
 	mosb := Object{Kind: "MachineOSBuild", Name: bd.Name}
 	cmds := buildCommands(bd.Name, ns)
+	// Orphaned since their newest object at the earliest: the alert's
+	// for starts when the exporter first sees them, which no object keeps.
+	for _, o := range b.orphans[f.Name] {
+		if b.now.Sub(o.Newest) > OrphanedAfter {
+			leftovers.fail(Finding{
+				Object:  Object{Kind: "MachineOSBuild", Name: o.MachineOSBuild},
+				Message: fmt.Sprintf("%d ConfigMap(s), Secret(s) and Job(s) in %s name MachineOSBuild %s, which no longer exists: nothing will delete them", o.Count, ns, o.MachineOSBuild),
+				Class:   classify.Unknown, Runbook: b.runbook(alertBuildObjectsOrphaned), Commands: leftoverCommands(o.MachineOSBuild, ns),
+			})
+		}
+	}
 	switch bd.Phase {
 	case analysis.BuildSucceeded:
 	case analysis.BuildFailed, analysis.BuildInterrupted:
@@ -88,10 +107,18 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 		// OCLBuildPodsFailing's, and one failure whose retry runs pages
 		// nobody but stays in the report.
 		switch {
-		case bd.PodFailures >= RepeatedPodFailures:
+		case bd.JobGone != nil && *bd.JobGone:
+			fd := Finding{
+				Object: mosb, Field: "status.builder.job",
+				Message: fmt.Sprintf("its Job build-%s is gone while the build reads %s: the MCO never marked it Interrupted, and nothing retries it", bd.Name, bd.Phase),
+				Since:   timePtr(start), Runbook: b.runbook(alertBuildInterrupted), Commands: cmds,
+			}
+			setCause(&fd, bd.Failure)
+			result.fail(fd)
+		case bd.ShownFailures() >= RepeatedPodFailures:
 			fd := Finding{
 				Object: Object{Kind: "Job", Namespace: ns, Name: "build-" + bd.Name}, Field: "status.failed",
-				Message: fmt.Sprintf("%d build pods failed and the Job still retries", bd.PodFailures),
+				Message: fmt.Sprintf("%d build pods failed and the Job still retries", bd.ShownFailures()),
 				Since:   timePtr(start), Runbook: b.runbook(alertBuildFailed), Commands: cmds,
 			}
 			setCause(&fd, bd.Failure)
@@ -111,7 +138,7 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 				Class:   classify.Unknown, Since: timePtr(start), Runbook: b.runbook(alertBuildTooLong), Commands: cmds,
 			})
 		}
-		if bd.PodFailures > 0 && bd.PodFailures < RepeatedPodFailures {
+		if bd.PodFailures > 0 && bd.ShownFailures() < RepeatedPodFailures {
 			running.Message += fmt.Sprintf("; %d build pod failed and the Job retries it", bd.PodFailures)
 			if bd.Failure != nil {
 				running.Class, running.Excerpt = bd.Failure.Class, bd.Failure.Excerpt

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -393,12 +395,26 @@ func scaledAlertmanagerConfig(url string) ([]byte, error) {
 	return sigsyaml.Marshal(cfg)
 }
 
-// scaleRules copies a rule file with every for divided by timeScale and
-// the alerts that compare with time() left out.
+// rangeSelector is a PromQL range, [1h], in an expression.
+var rangeSelector = regexp.MustCompile(`\[(\d+[smhdw])\]`)
+
+// scaleRules copies a rule file with every for and every range of an
+// alert's expression (changes(x[1h]) counts an hour of the lifecycle)
+// divided by timeScale, and the alerts that compare with time() left out.
 func scaleRules(from, to string) error {
 	return editRules(from, to, func(_ string, r map[string]any) (bool, error) {
-		if expr, _ := r["expr"].(string); strings.Contains(expr, "time()") {
+		expr, _ := r["expr"].(string)
+		if strings.Contains(expr, "time()") {
 			return false, nil
+		}
+		var rangeErr error
+		r["expr"] = rangeSelector.ReplaceAllStringFunc(expr, func(m string) string {
+			d, err := model.ParseDuration(m[1 : len(m)-1])
+			rangeErr = cmp.Or(rangeErr, err)
+			return "[" + model.Duration(time.Duration(d)/timeScale).String() + "]"
+		})
+		if rangeErr != nil {
+			return false, fmt.Errorf("expr: %w", rangeErr)
 		}
 		for _, k := range []string{"for", "keep_firing_for"} {
 			if s, ok := r[k].(string); ok {
@@ -547,6 +563,21 @@ func TestAlertmanagerInhibition(t *testing.T) {
 				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "layered", "node": "n1"},
 				{"alertname": "OCLNodeNotOnDesiredImage", "pool": "infra", "node": "n2"},
 				{"alertname": "OCLBuildFailed", "pool": "infra"},
+			},
+		},
+		{
+			// The builds of a pool recreated in a loop: its pool gets no
+			// image, so its rollout and a build's TooLong are the loop's.
+			name: "a build loop silences its pool's rollout and build duration only",
+			post: []map[string]string{
+				{"alertname": "OCLMachineOSBuildLoop", "machineosconfig": "layered", "pool": "layered"},
+				{"alertname": "OCLRolloutStalled", "pool": "layered"},
+				{"alertname": "OCLMachineOSBuildTooLong", "machineosbuild": "layered-1", "machineosconfig": "layered", "pool": "layered"},
+				{"alertname": "OCLRolloutStalled", "pool": "infra"},
+			},
+			heard: []map[string]string{
+				{"alertname": "OCLMachineOSBuildLoop", "machineosconfig": "layered", "pool": "layered"},
+				{"alertname": "OCLRolloutStalled", "pool": "infra"},
 			},
 		},
 	} {
