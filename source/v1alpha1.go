@@ -61,7 +61,8 @@ var upgrades = map[schema.GroupVersionKind]upgrade{
 			{[]string{"status", "finalImagePullspec"}, []string{"status", "digestedImagePushSpec"}},
 		},
 		// The v1alpha1 builder was a bare pod, not a Job: such a build's
-		// cause is read from that pod, build-<mosb> (jobPods), and events.
+		// cause is read from that pod, build-<rendered config> (analysis
+		// barePodOf), and events.
 		drop: [][]string{{"status", "builderReference"}},
 	},
 	// The condition types the exporter reads (UpdatePrepared ...
@@ -144,5 +145,5 @@ func (o *olderObjects) report(logger *slog.Logger) {
 	logger.Warn("snapshot holds objects of an older apiVersion (an OpenShift 4.16 to 4.18 must-gather); read them as v1",
 		"apiVersions", versions, "read", o.read,
 		"skipped", o.skipped, "skippedWhy", "required fields missing (spec.machineConfigPool.name, spec.machineOSConfig.name, spec.node.name)",
-		"notCarriedOver", "the v1alpha1 build pod reference: causes of such builds come from the bare pod build-<mosb> and events")
+		"notCarriedOver", "the v1alpha1 build pod reference: causes of such builds come from the bare pod build-<rendered config> and events")
 }
