@@ -179,7 +179,10 @@ func withFieldSelector(s string, r Resource) Resource { r.FieldSelector = s; ret
 // withOfflineLabelSelectors: the bare build pods of 4.16 (buildPod label)
 // and 4.17 (on-cluster-layering label), which no Job labels, are read from
 // snapshots.
-func withOfflineLabelSelectors(s []string, r Resource) Resource { r.OfflineLabelSelectors = s; return r }
+func withOfflineLabelSelectors(s []string, r Resource) Resource {
+	r.OfflineLabelSelectors = s
+	return r
+}
 
 // namespace is where r is watched, given the MCO namespace: "" for all.
 func (r Resource) namespace(mco string) string {
