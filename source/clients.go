@@ -7,9 +7,11 @@ import (
 	"os"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -66,8 +68,10 @@ type Backend interface {
 // Clients is the live Backend: typed resources through the REST client of
 // their group, metadata-only resources through the metadata API.
 type Clients struct {
-	api  *kubeapi.Client
-	meta metadata.Interface
+	api   *kubeapi.Client
+	meta  metadata.Interface
+	dyn   dynamic.Interface
+	older olderServed
 }
 
 // NewClients builds the live backend on api.
@@ -76,7 +80,11 @@ func NewClients(api *kubeapi.Client) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{api: api, meta: meta}, nil
+	dyn, err := api.Dynamic()
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{api: api, meta: meta, dyn: dyn}, nil
 }
 
 // List lists r in namespace ("" for cluster-scoped resources).
@@ -84,15 +92,27 @@ func (c *Clients) List(ctx context.Context, r Resource, namespace string, o meta
 	if r.MetadataOnly {
 		return c.meta.Resource(r.GVR).Namespace(namespace).List(ctx, o)
 	}
+	if old, ok := c.older.get(r); ok {
+		list, err := c.listOlder(ctx, r, old, namespace, o)
+		if !apierrors.IsNotFound(err) {
+			return list, err
+		}
+		c.older.forget(r) // the cluster was upgraded: back to the current version
+	}
 	out := r.newList()
-	err := c.request(r, namespace, &o).Do(ctx).Into(out)
-	return out, err
+	if err := c.request(r, namespace, &o).Do(ctx).Into(out); err != nil {
+		return c.listOlderIfNotServed(ctx, r, namespace, o, err)
+	}
+	return out, nil
 }
 
 // Watch watches r in namespace ("" for cluster-scoped resources).
 func (c *Clients) Watch(ctx context.Context, r Resource, namespace string, o metav1.ListOptions) (watch.Interface, error) {
 	if r.MetadataOnly {
 		return c.meta.Resource(r.GVR).Namespace(namespace).Watch(ctx, o)
+	}
+	if old, ok := c.older.get(r); ok {
+		return c.watchOlder(ctx, r, old, namespace, o)
 	}
 	o.Watch = true
 	var timeout time.Duration
