@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-
 	"testing"
 
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
@@ -83,8 +82,11 @@ func oldAPIDir(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("go mod download in test/oldapi: %w: %s", err, out)
 	}
 	var m struct{ Dir, Error string }
-	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
-		return "", fmt.Errorf("go mod download in test/oldapi: %v %s", err, m.Error)
+	if err := json.Unmarshal(out, &m); err != nil {
+		return "", fmt.Errorf("go mod download in test/oldapi: %w", err)
+	}
+	if m.Dir == "" {
+		return "", fmt.Errorf("go mod download in test/oldapi: %s", m.Error)
 	}
 	return m.Dir, nil
 }
