@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
@@ -112,17 +111,6 @@ func (c *Client) REST(gv schema.GroupVersion) rest.Interface {
 		panic(fmt.Sprintf("kubeapi: no client for %s: add it to groups", gv))
 	}
 	return rc
-}
-
-// Dynamic is a client of any resource as unstructured objects, over the
-// same transport: for versions the scheme does not hold (the v1alpha1
-// objects of OpenShift 4.16 to 4.18).
-func (c *Client) Dynamic() (dynamic.Interface, error) {
-	d, err := dynamic.NewForConfigAndClient(c.config, c.http)
-	if err != nil {
-		return nil, fmt.Errorf("creating the dynamic client: %w", err)
-	}
-	return d, nil
 }
 
 // Metadata is a client of the metadata-only API (names, labels and

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -70,7 +69,6 @@ type Backend interface {
 type Clients struct {
 	api   *kubeapi.Client
 	meta  metadata.Interface
-	dyn   dynamic.Interface
 	older olderServed
 }
 
@@ -80,11 +78,7 @@ func NewClients(api *kubeapi.Client) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := api.Dynamic()
-	if err != nil {
-		return nil, err
-	}
-	return &Clients{api: api, meta: meta, dyn: dyn}, nil
+	return &Clients{api: api, meta: meta}, nil
 }
 
 // List lists r in namespace ("" for cluster-scoped resources).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,13 +14,20 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	restwatch "k8s.io/client-go/rest/watch"
+
+	"github.com/ocl-exporter/ocl_exporter/kubeapi"
 )
 
 // A live OpenShift 4.16 or 4.17 cluster serves MachineOSConfigs and
 // MachineOSBuilds only in v1alpha1, and 4.16 to 4.18 MachineConfigNodes:
 // the v1 list answers 404. Such a resource is then listed and watched in
-// the older version through the dynamic client and each object rewritten
+// the older version, decoded as unstructured objects (the scheme holds no
+// v1alpha1 kind), and each object rewritten
 // into v1 by the same upgrades a snapshot's objects go through, so the
 // informers, the analysis and the metrics see v1 objects either way. No
 // discovery call and no other permission: RBAC grants a resource in every
@@ -82,8 +90,12 @@ func (c *Clients) listOlderIfNotServed(ctx context.Context, r Resource, namespac
 }
 
 func (c *Clients) listOlder(ctx context.Context, r Resource, old schema.GroupVersionResource, namespace string, o metav1.ListOptions) (runtime.Object, error) {
-	ul, err := c.dyn.Resource(old).Namespace(namespace).List(ctx, o)
+	body, err := c.olderRequest(r, old, namespace, &o).DoRaw(ctx)
 	if err != nil {
+		return nil, fmt.Errorf("listing %s in %s: %w", r.Name, old.Version, err)
+	}
+	var ul unstructured.UnstructuredList
+	if err := ul.UnmarshalJSON(body); err != nil {
 		return nil, fmt.Errorf("listing %s in %s: %w", r.Name, old.Version, err)
 	}
 	items := make([]runtime.Object, 0, len(ul.Items))
@@ -106,10 +118,14 @@ func (c *Clients) listOlder(ctx context.Context, r Resource, old schema.GroupVer
 }
 
 func (c *Clients) watchOlder(ctx context.Context, r Resource, old schema.GroupVersionResource, namespace string, o metav1.ListOptions) (watch.Interface, error) {
-	w, err := c.dyn.Resource(old).Namespace(namespace).Watch(ctx, o)
+	o.Watch = true
+	body, err := c.olderRequest(r, old, namespace, &o).Stream(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("watching %s in %s: %w", r.Name, old.Version, err)
 	}
+	frames := streaming.NewDecoder(kjson.Framer.NewFrameReader(body), unstructured.UnstructuredJSONScheme)
+	w := watch.NewStreamWatcher(restwatch.NewDecoder(frames, unstructured.UnstructuredJSONScheme),
+		apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
 	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
 		u, isObject := e.Object.(*unstructured.Unstructured)
 		switch {
@@ -129,6 +145,17 @@ func (c *Clients) watchOlder(ctx context.Context, r Resource, old schema.GroupVe
 		e.Object = obj
 		return e, ok
 	}), nil
+}
+
+// olderRequest is the GET of r in its older version, answered in JSON
+// (custom resources have no protobuf), on the client of r's own group.
+func (c *Clients) olderRequest(r Resource, old schema.GroupVersionResource, namespace string, o *metav1.ListOptions) *rest.Request {
+	return c.api.REST(r.GVR.GroupVersion()).Get().
+		AbsPath("/apis", old.Group, old.Version).
+		NamespaceIfScoped(namespace, namespace != "").
+		Resource(old.Resource).
+		SetHeader("Accept", "application/json").
+		VersionedParams(o, kubeapi.ParameterCodec)
 }
 
 // upgradeLive rewrites an object of r's older version into r's typed
