@@ -180,7 +180,7 @@ func (c *Cluster) exportedBuilds(history int) []*mcfgv1.MachineOSBuild {
 
 func (c *Cluster) build(b *mcfgv1.MachineOSBuild) Build {
 	job := c.buildJob(b)
-	pods := c.jobPods(jobName(b))
+	pods := c.buildPods(b)
 	failedPods := failedPodClasses(pods)
 	out := Build{
 		Name:            b.Name,
@@ -272,21 +272,38 @@ func (c *Cluster) buildJob(b *mcfgv1.MachineOSBuild) *batchv1.Job {
 	return nil
 }
 
-// jobPods returns the pods the Job controller created for job, newest
-// first. The build pod template carries no MCO labels, only the Job's.
-// OpenShift 4.16 and 4.17 ran the build as a bare pod named as the Job is
-// now (build-<mosb>, GetBuildPodName) with the ephemeral objects' labels
-// (buildRequestImpl.getObjectMeta) and no Job's: that pod counts too.
-func (c *Cluster) jobPods(job string) []*corev1.Pod {
+// buildPods returns the pods that ran the build, newest first: those the
+// Job controller created for its Job (the pod template carries no MCO
+// labels, only the Job's), and the bare pod of OpenShift 4.16 and 4.17.
+func (c *Cluster) buildPods(b *mcfgv1.MachineOSBuild) []*corev1.Pod {
+	job := jobName(b)
 	var out []*corev1.Pod
 	for _, p := range c.Pods {
-		bare := p.Name == job && metav1.HasLabel(p.ObjectMeta, LabelOnClusterLayering)
-		if p.Namespace == c.Namespace && (p.Labels[labelJobName] == job || p.Labels[labelBatchJobName] == job || bare) {
+		if p.Namespace == c.Namespace && (p.Labels[labelJobName] == job || p.Labels[labelBatchJobName] == job || barePodOf(p, b)) {
 			out = append(out, p)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return newer(out[i].ObjectMeta, out[j].ObjectMeta) })
 	return out
+}
+
+// barePodOf says whether p is the pod 4.16 or 4.17 ran b in, with no Job:
+// ImageBuildRequest.getBuildName names it build-<rendered config> on both
+// (release-4.16 and release-4.17 pkg/controller/build/image_build_request.go);
+// 4.16 labels it buildPod (getObjectMeta), 4.17 on-cluster-layering and
+// annotates it with its MachineOSBuild (getLabelsForObjectMeta,
+// getAnnotationsForObjectMeta). A rendered config belongs to one pool and
+// those releases made one MachineOSBuild per pool and config
+// (<pool>-<rendered>-builder), so the name links the pod to its build.
+func barePodOf(p *corev1.Pod, b *mcfgv1.MachineOSBuild) bool {
+	if b.Spec.MachineConfig.Name == "" || p.Name != buildJobPrefix+b.Spec.MachineConfig.Name ||
+		metav1.HasLabel(p.ObjectMeta, labelJobName) || metav1.HasLabel(p.ObjectMeta, labelBatchJobName) {
+		return false
+	}
+	if mosb, ok := p.Annotations[LabelMachineOSBuild]; ok {
+		return mosb == b.Name
+	}
+	return metav1.HasLabel(p.ObjectMeta, LabelOnClusterLayering) || metav1.HasLabel(p.ObjectMeta, LabelBuildPod416)
 }
 
 func newer(a, b metav1.ObjectMeta) bool {
@@ -304,7 +321,7 @@ func podFailures(job *batchv1.Job, pods []*corev1.Pod) int {
 	}
 	n := 0
 	for _, p := range pods {
-		if p.Status.Phase == corev1.PodFailed {
+		if buildPodFailed(p) {
 			n++
 		}
 	}
@@ -378,7 +395,7 @@ func (c *Cluster) stuck(job string, pods []*corev1.Pod) *classify.Result {
 func failedPodClasses(pods []*corev1.Pod) map[classify.Class]int {
 	var out map[classify.Class]int
 	for _, p := range pods {
-		if p.Status.Phase != corev1.PodFailed {
+		if !buildPodFailed(p) {
 			continue
 		}
 		if out == nil {

@@ -4,6 +4,7 @@ package analysis
 // Job and their events, and the class they decide.
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -45,7 +46,7 @@ func (c *Cluster) failureMessages(b *mcfgv1.MachineOSBuild, job *batchv1.Job, po
 	}
 	for _, failed := range []bool{true, false} {
 		for _, p := range pods {
-			if (p.Status.Phase == corev1.PodFailed) == failed {
+			if buildPodFailed(p) == failed {
 				msgs = append(msgs, podMessages(p)...)
 			}
 		}
@@ -122,6 +123,21 @@ func waitingMessages(p *corev1.Pod) []classify.Message {
 
 func containerStatuses(p *corev1.Pod) []corev1.ContainerStatus {
 	return append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+}
+
+// buildPodFailed: the pod failed, or a container of a pod that is never
+// restarted exited non-zero, so the pod ends Failed once the others stop.
+// The 4.16 and 4.17 bare build pod stays Running with its wait-for-done
+// container waiting for a digest that never comes, and the build
+// controller marks the build Failed on the first such container
+// (release-4.16 pkg/controller/build/build_controller.go isBuildPodError).
+func buildPodFailed(p *corev1.Pod) bool {
+	if p.Status.Phase == corev1.PodFailed {
+		return true
+	}
+	return p.Spec.RestartPolicy == corev1.RestartPolicyNever && slices.ContainsFunc(containerStatuses(p), func(s corev1.ContainerStatus) bool {
+		return s.State.Terminated != nil && s.State.Terminated.ExitCode != 0
+	})
 }
 
 func podDone(p *corev1.Pod) bool {

@@ -25,6 +25,10 @@ const (
 	LabelOnClusterLayering   = prefix + "on-cluster-layering"
 	LabelEphemeralObject     = prefix + "ephemeral-build-object"
 	LabelLayeringEnabledPool = prefix + "layering-enabled"
+	// LabelBuildPod416 marks the build pod of OpenShift 4.16, which
+	// carried none of the labels above (release-4.16
+	// pkg/controller/common/constants.go OSImageBuildPodLabel).
+	LabelBuildPod416 = prefix + "buildPod"
 
 	NodeAnnotationCurrentConfig = prefix + "currentConfig"
 	NodeAnnotationDesiredConfig = prefix + "desiredConfig"

@@ -23,6 +23,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
@@ -50,6 +51,11 @@ var kinds = map[string]struct {
 	"v1/Event":                                               {func() metav1.Object { return &corev1.Event{} }, true},
 	"batch/v1/Job":                                           {func() metav1.Object { return &batchv1.Job{} }, true},
 	"apps/v1/Deployment":                                     {func() metav1.Object { return &appsv1.Deployment{} }, true},
+	// The 4.16 and 4.17 shape (testdata/scenarios/v416-*): the openshift/api
+	// module no longer has these types, so only their metadata is checked
+	// here; source reads them into v1 (TestLoadV1alpha1MustGather).
+	"machineconfiguration.openshift.io/v1alpha1/MachineOSConfig": {func() metav1.Object { return &unstructured.Unstructured{} }, false},
+	"machineconfiguration.openshift.io/v1alpha1/MachineOSBuild":  {func() metav1.Object { return &unstructured.Unstructured{} }, false},
 }
 
 // CEL rules of the openshift/api CRDs, as Go regular expressions.

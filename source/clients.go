@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -66,8 +67,9 @@ type Backend interface {
 // Clients is the live Backend: typed resources through the REST client of
 // their group, metadata-only resources through the metadata API.
 type Clients struct {
-	api  *kubeapi.Client
-	meta metadata.Interface
+	api   *kubeapi.Client
+	meta  metadata.Interface
+	older olderServed
 }
 
 // NewClients builds the live backend on api.
@@ -84,15 +86,27 @@ func (c *Clients) List(ctx context.Context, r Resource, namespace string, o meta
 	if r.MetadataOnly {
 		return c.meta.Resource(r.GVR).Namespace(namespace).List(ctx, o)
 	}
+	if old, ok := c.older.get(r); ok {
+		list, err := c.listOlder(ctx, r, old, namespace, o)
+		if !apierrors.IsNotFound(err) {
+			return list, err
+		}
+		c.older.forget(r) // the cluster was upgraded: back to the current version
+	}
 	out := r.newList()
-	err := c.request(r, namespace, &o).Do(ctx).Into(out)
-	return out, err
+	if err := c.request(r, namespace, &o).Do(ctx).Into(out); err != nil {
+		return c.listOlderIfNotServed(ctx, r, namespace, o, err)
+	}
+	return out, nil
 }
 
 // Watch watches r in namespace ("" for cluster-scoped resources).
 func (c *Clients) Watch(ctx context.Context, r Resource, namespace string, o metav1.ListOptions) (watch.Interface, error) {
 	if r.MetadataOnly {
 		return c.meta.Resource(r.GVR).Namespace(namespace).Watch(ctx, o)
+	}
+	if old, ok := c.older.get(r); ok {
+		return c.watchOlder(ctx, r, old, namespace, o)
 	}
 	o.Watch = true
 	var timeout time.Duration

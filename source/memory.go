@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -79,7 +80,7 @@ func name(o runtime.Object) string {
 
 // List returns copies of r's objects in namespace ("" for all) that match
 // o's selectors; asked with r's own label selector, those that match r's
-// OfflineLabelSelector too.
+// OfflineLabelSelectors too.
 func (m *Memory) List(_ context.Context, r Resource, namespace string, o metav1.ListOptions) (runtime.Object, error) {
 	items, err := m.matching(r, namespace, o)
 	if err != nil {
@@ -135,10 +136,14 @@ func (m *Memory) matching(r Resource, namespace string, o metav1.ListOptions) ([
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("listing %s: field label not supported: %s", r.Name, req.Field))
 		}
 	}
-	also := labels.Nothing()
-	if r.OfflineLabelSelector != "" && o.LabelSelector == r.LabelSelector {
-		if also, err = labels.Parse(r.OfflineLabelSelector); err != nil {
-			return nil, fmt.Errorf("listing %s: offline label selector %q: %w", r.Name, r.OfflineLabelSelector, err)
+	var also []labels.Selector
+	if o.LabelSelector == r.LabelSelector {
+		for _, s := range r.OfflineLabelSelectors {
+			sel, err := labels.Parse(s)
+			if err != nil {
+				return nil, fmt.Errorf("listing %s: offline label selector %q: %w", r.Name, s, err)
+			}
+			also = append(also, sel)
 		}
 	}
 	var out []runtime.Object
@@ -148,7 +153,7 @@ func (m *Memory) matching(r Resource, namespace string, o metav1.ListOptions) ([
 			continue
 		}
 		set := labels.Set(om.GetLabels())
-		if (ls.Matches(set) || also.Matches(set)) && fs.Matches(selectableFields(obj)) {
+		if (ls.Matches(set) || slices.ContainsFunc(also, func(s labels.Selector) bool { return s.Matches(set) })) && fs.Matches(selectableFields(obj)) {
 			out = append(out, obj.DeepCopyObject())
 		}
 	}

@@ -63,9 +63,9 @@ type Resource struct {
 	// Selectors narrow the watch server-side to keep memory flat.
 	LabelSelector string
 	FieldSelector string
-	// OfflineLabelSelector is a second selector the offline backend serves
+	// OfflineLabelSelectors are more selectors the offline backend serves
 	// too, where one watch cannot OR two selectors.
-	OfflineLabelSelector string
+	OfflineLabelSelectors []string
 
 	newObject func() runtime.Object
 	newList   func() runtime.Object
@@ -104,7 +104,7 @@ func Resources() []Resource {
 		withLabelSelector(LabelOnClusterLayering, typed("jobs.batch", gvr("batch", "v1", "jobs"), true,
 			func(c *analysis.Cluster) *[]*batchv1.Job { return &c.Jobs },
 			func() runtime.Object { return &batchv1.JobList{} })),
-		withOfflineLabelSelector(LabelOnClusterLayering, withLabelSelector(LabelJobName, typed("pods", gvr("", "v1", "pods"), true,
+		withOfflineLabelSelectors([]string{LabelOnClusterLayering, analysis.LabelBuildPod416}, withLabelSelector(LabelJobName, typed("pods", gvr("", "v1", "pods"), true,
 			func(c *analysis.Cluster) *[]*corev1.Pod { return &c.Pods },
 			func() runtime.Object { return &corev1.PodList{} }))),
 		withFieldSelector("metadata.name="+BuilderDeploymentName, typed("deployments.apps", gvr("apps", "v1", "deployments"), true,
@@ -176,9 +176,13 @@ func part(name, namespace string, r Resource) Resource {
 func withLabelSelector(s string, r Resource) Resource { r.LabelSelector = s; return r }
 func withFieldSelector(s string, r Resource) Resource { r.FieldSelector = s; return r }
 
-// withOfflineLabelSelector: the bare build pods of 4.16 and 4.17
-// (on-cluster-layering label, no job-name) are read from snapshots.
-func withOfflineLabelSelector(s string, r Resource) Resource { r.OfflineLabelSelector = s; return r }
+// withOfflineLabelSelectors: the bare build pods of 4.16 (buildPod label)
+// and 4.17 (on-cluster-layering label), which no Job labels, are read from
+// snapshots.
+func withOfflineLabelSelectors(s []string, r Resource) Resource {
+	r.OfflineLabelSelectors = s
+	return r
+}
 
 // namespace is where r is watched, given the MCO namespace: "" for all.
 func (r Resource) namespace(mco string) string {

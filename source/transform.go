@@ -142,8 +142,15 @@ func headBytes(s string, n int) string { return strings.ToValidUTF8(s[:min(n, le
 func tailBytes(s string, n int) string { return strings.ToValidUTF8(s[max(0, len(s)-n):], "") }
 
 // trimPod keeps the status (where the cause of a failed build lives, image
-// names included), the labels that tie the pod to its Job, and its node.
+// names included), the labels that tie the pod to its Job, the annotation
+// that ties a 4.17 bare build pod to its MachineOSBuild, its node, and its
+// restart policy (a bare pod that is never restarted failed once a
+// container exited non-zero, while it still shows Running).
 func trimPod(p *corev1.Pod) {
+	mosb, ok := p.Annotations[analysis.LabelMachineOSBuild]
 	p.Annotations = nil
-	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName}
+	if ok {
+		p.Annotations = map[string]string{analysis.LabelMachineOSBuild: mosb}
+	}
+	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, RestartPolicy: p.Spec.RestartPolicy}
 }

@@ -13,11 +13,13 @@ import (
 )
 
 // Must-gathers of OpenShift 4.16 and 4.17 hold MachineOSConfigs and
-// MachineOSBuilds in machineconfiguration.openshift.io/v1alpha1, which
-// later releases no longer serve. Their fields are read into v1 where they
-// mean the same thing (openshift/api machineconfiguration/v1alpha1
-// types_machineosconfig.go and types_machineosbuild.go, release-4.17), so
-// an old snapshot still shows its builds and not only its pools and nodes.
+// MachineOSBuilds in machineconfiguration.openshift.io/v1alpha1, and those
+// of 4.16 to 4.18 hold MachineConfigNodes in v1alpha1, which later releases
+// no longer serve. Their fields are read into v1 where they mean the same
+// thing (openshift/api machineconfiguration/v1alpha1 types_machineosconfig.go,
+// types_machineosbuild.go and types_machineconfignode.go as vendored by the
+// MCO's release-4.16 to release-4.18), so an old snapshot still shows its
+// builds and its nodes' update steps, not only its pools.
 
 // upgrade rewrites an object of an older apiVersion into the fields of
 // the version the exporter reads.
@@ -59,8 +61,16 @@ var upgrades = map[schema.GroupVersionKind]upgrade{
 			{[]string{"status", "finalImagePullspec"}, []string{"status", "digestedImagePushSpec"}},
 		},
 		// The v1alpha1 builder was a bare pod, not a Job: such a build's
-		// cause is read from that pod, build-<mosb> (jobPods), and events.
+		// cause is read from that pod, build-<rendered config> (analysis
+		// barePodOf), and events.
 		drop: [][]string{{"status", "builderReference"}},
+	},
+	// The condition types the exporter reads (UpdatePrepared ...
+	// RebootedNode, Updated, NodeDegraded) are spelled as in v1; only the
+	// spec's pinned image sets have no v1 field.
+	{Group: mcfgv1.GroupName, Version: "v1alpha1", Kind: "MachineConfigNode"}: {
+		required: []string{"spec", "node", "name"},
+		drop:     [][]string{{"spec", "pinnedImageSets"}},
 	},
 }
 
@@ -132,8 +142,8 @@ func (o *olderObjects) report(logger *slog.Logger) {
 		return
 	}
 	versions := slices.Sorted(maps.Keys(o.versions))
-	logger.Warn("snapshot holds objects of an older apiVersion (an OpenShift 4.16 or 4.17 must-gather); read them as v1",
+	logger.Warn("snapshot holds objects of an older apiVersion (an OpenShift 4.16 to 4.18 must-gather); read them as v1",
 		"apiVersions", versions, "read", o.read,
-		"skipped", o.skipped, "skippedWhy", "required fields missing (spec.machineConfigPool.name, spec.machineOSConfig.name)",
-		"notCarriedOver", "the v1alpha1 build pod reference: causes of such builds come from the bare pod build-<mosb> and events")
+		"skipped", o.skipped, "skippedWhy", "required fields missing (spec.machineConfigPool.name, spec.machineOSConfig.name, spec.node.name)",
+		"notCarriedOver", "the v1alpha1 build pod reference: causes of such builds come from the bare pod build-<rendered config> and events")
 }

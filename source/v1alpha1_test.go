@@ -9,11 +9,13 @@ import (
 	"testing/fstest"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestLoadV1alpha1MustGather reads a 4.17 must-gather, whose
-// MachineOSConfigs and MachineOSBuilds are v1alpha1, into v1 objects, and
-// says so once.
+// MachineOSConfigs, MachineOSBuilds and MachineConfigNodes are v1alpha1,
+// into v1 objects, and says so once.
 func TestLoadV1alpha1MustGather(t *testing.T) {
 	var logs bytes.Buffer
 	objs, err := Load(os.DirFS("testdata/must-gather-4.17"), ".", slog.New(slog.NewTextHandler(&logs, nil)))
@@ -22,16 +24,26 @@ func TestLoadV1alpha1MustGather(t *testing.T) {
 	}
 	var mosc *mcfgv1.MachineOSConfig
 	var mosb *mcfgv1.MachineOSBuild
+	var mcn *mcfgv1.MachineConfigNode
 	for _, o := range objs {
 		switch o := o.(type) {
 		case *mcfgv1.MachineOSConfig:
 			mosc = o
 		case *mcfgv1.MachineOSBuild:
 			mosb = o
+		case *mcfgv1.MachineConfigNode:
+			mcn = o
 		}
 	}
-	if len(objs) != 4 || mosc == nil || mosb == nil {
-		t.Fatalf("loaded %d objects (%v), want the pool, the node, the MachineOSConfig and the MachineOSBuild", len(objs), objs)
+	if len(objs) != 5 || mosc == nil || mosb == nil || mcn == nil {
+		t.Fatalf("loaded %d objects (%v), want the pool, the node, the MachineOSConfig, the MachineOSBuild and the MachineConfigNode", len(objs), objs)
+	}
+	if got := mcn.GetObjectKind().GroupVersionKind().Version; got != "v1" || mcn.Spec.Node.Name != "infra-0" || mcn.Spec.Pool.Name != "infra" {
+		t.Errorf("MachineConfigNode is %s %+v, want v1 of node infra-0 in pool infra", got, mcn.Spec)
+	}
+	if c := meta.FindStatusCondition(mcn.Status.Conditions, string(mcfgv1.MachineConfigNodeUpdated)); c == nil || c.Status != metav1.ConditionTrue ||
+		mcn.Status.ConfigVersion == nil || mcn.Status.ConfigVersion.Current != "rendered-infra-7d2f0c3a9b1e4d5f6a7b8c9d0e1f2a3b" {
+		t.Errorf("MachineConfigNode status not read into v1: %+v", mcn.Status)
 	}
 	if got := mosc.GetObjectKind().GroupVersionKind().Version; got != "v1" {
 		t.Errorf("MachineOSConfig is %s, want v1", got)
@@ -53,8 +65,8 @@ func TestLoadV1alpha1MustGather(t *testing.T) {
 		mosb.Status.BuildEnd == nil || len(mosb.Status.Conditions) != 5 || mosb.Status.Builder != nil {
 		t.Errorf("MachineOSBuild status not read into v1: %+v", mosb.Status)
 	}
-	if n := strings.Count(logs.String(), "level=WARN"); n != 1 || !strings.Contains(logs.String(), "read=2 skipped=0") {
-		t.Errorf("want one warning saying 2 objects were read, got:\n%s", logs.String())
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 || !strings.Contains(logs.String(), "read=3 skipped=0") {
+		t.Errorf("want one warning saying 3 objects were read, got:\n%s", logs.String())
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -37,14 +38,21 @@ var timeValued = []string{
 	"ocl_operator_degraded_event_timestamp_seconds", // an event's creation bounds its last time
 }
 
-// fixtureDirs are the seed scenarios and the example cluster.
+// fixtureDirs are the seed scenarios and the example cluster. Scenarios
+// in an older release's shape (v416-*: v1alpha1 MachineOSConfigs and
+// MachineOSBuilds) are not: the API server serves today's CRDs, whose v1
+// would refuse them, so they are read offline only (docs/versions.md).
 func fixtureDirs(t *testing.T) []string {
 	dirs, err := filepath.Glob(filepath.Join(repoRoot, "testdata", "scenarios", "*"))
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no scenarios under testdata/scenarios: %v", err)
 	}
+	dirs = slices.DeleteFunc(dirs, func(d string) bool { return olderRelease.MatchString(filepath.Base(d)) })
 	return append(dirs, filepath.Join(repoRoot, "examples", "snapshot"))
 }
+
+// olderRelease names a scenario written in an older release's shape.
+var olderRelease = regexp.MustCompile(`^v4[0-9]+-`)
 
 // TestScenarios plays each fixture directory on the API server: every
 // object must pass the real schema (CEL included) under strict field
