@@ -206,7 +206,7 @@ func TestFetchSelectsTheExportersSeries(t *testing.T) {
 // never starts fails naming the flag that raises the bound.
 func TestFetchBounds(t *testing.T) {
 	srv := fakePrometheus(t, nil)
-	if _, _, err := fetchFrom(t, srv.URL, LimitBody(http.DefaultTransport, 100), 0); err == nil || !strings.Contains(err.Error(), "--max-response-bytes=100") {
+	if _, _, err := fetchFrom(t, srv.URL, LimitBody(http.DefaultTransport, Bounds{Bytes: 100}), 0); err == nil || !strings.Contains(err.Error(), "--max-response-bytes=100") {
 		t.Errorf("a large answer: %v", err)
 	}
 	many := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -219,6 +219,10 @@ func TestFetchBounds(t *testing.T) {
 	defer many.Close()
 	if _, _, err := fetchFrom(t, many.URL, http.DefaultTransport, 2); err == nil || !strings.Contains(err.Error(), "--max-series=2") {
 		t.Errorf("three series: %v", err)
+	}
+	// Counted as the answer streams, before it is decoded.
+	if _, _, err := fetchFrom(t, many.URL, LimitBody(http.DefaultTransport, Bounds{Bytes: 1 << 20, Series: 2}), 1000); err == nil || !strings.Contains(err.Error(), "--max-series=2") {
+		t.Errorf("three series, streamed: %v", err)
 	}
 	hang := make(chan struct{})
 	silent := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-hang }))
@@ -274,3 +278,20 @@ func TestRedirectsStayOnTheHost(t *testing.T) {
 }
 
 var discard = slog.New(slog.DiscardHandler)
+
+// TestSeriesCounter: the series keys of an answer are counted whatever
+// the reads cut them at, and a key inside a label value is not one.
+func TestSeriesCounter(t *testing.T) {
+	answer := []byte(`{"data":{"result":[{"metric":{"a":"\"metric\":{"},"values":[]},{"metric":{},"values":[]},{"metric":{"x":"y"},"values":[]}]}}`)
+	for chunk := 1; chunk <= len(answer); chunk++ {
+		c := seriesCounter{limit: 100}
+		for i := 0; i < len(answer); i += chunk {
+			if err := c.add(answer[i:min(i+chunk, len(answer))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.seen != 3 {
+			t.Errorf("reads of %d bytes: %d series, want 3", chunk, c.seen)
+		}
+	}
+}

@@ -114,7 +114,7 @@ func runReview(ctx context.Context, o *options, logger *slog.Logger) error {
 	} else if rt, err = reviewTransport(o, logger); err != nil {
 		return exitCode{couldNotReview, err}
 	}
-	v1api, err := review.NewAPI(ro.prometheus, review.LimitBody(rt, int64(ro.maxBytes)))
+	v1api, err := review.NewAPI(ro.prometheus, review.LimitBody(rt, review.Bounds{Bytes: int64(ro.maxBytes), Series: ro.maxSeries}))
 	if err != nil {
 		return exitCode{couldNotReview, err}
 	}
