@@ -249,7 +249,7 @@ func TestRedirectsStayOnTheHost(t *testing.T) {
 			http.Redirect(w, r, other.URL+r.URL.Path, code)
 		}))
 		host := strings.TrimPrefix(named.URL, "http://")
-		rt := Bearer{Host: host, Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
+		rt := Bearer{Scheme: "http", Host: host, Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
 		_, _, err := fetchFrom(t, named.URL, rt, 0)
 		if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(other.URL, "http://")) || strings.Contains(err.Error(), "not reachable") {
 			t.Errorf("%d: %v, want a refusal naming the other host", code, err)
@@ -265,7 +265,7 @@ func TestRedirectsStayOnTheHost(t *testing.T) {
 		t.Errorf("https to http: %v", err)
 	}
 	// Bearer itself never sends the token elsewhere, redirect or not.
-	rt := Bearer{Host: "querier.example", Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
+	rt := Bearer{Scheme: "http", Host: "querier.example", Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
 	req, _ := http.NewRequest(http.MethodGet, other.URL, nil)
 	if resp, err := rt.RoundTrip(req); err == nil {
 		resp.Body.Close()
@@ -293,5 +293,26 @@ func TestSeriesCounter(t *testing.T) {
 		if c.seen != 3 {
 			t.Errorf("reads of %d bytes: %d series, want 3", chunk, c.seen)
 		}
+	}
+}
+
+// TestBearerKeepsToItsScheme: a Bearer for an https querier adds no token
+// to a plain http request to the same host, however the client got there.
+func TestBearerKeepsToItsScheme(t *testing.T) {
+	var got []string
+	plain := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization"))
+	}))
+	defer plain.Close()
+	host := strings.TrimPrefix(plain.URL, "http://")
+	for _, scheme := range []string{"https", "http"} {
+		rt := Bearer{Scheme: scheme, Host: host, Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
+		req, _ := http.NewRequest(http.MethodGet, plain.URL, nil)
+		if resp, err := rt.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	if want := []string{"", "Bearer secret"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("Authorization for an https Bearer, then an http one: %q, want %q", got, want)
 	}
 }

@@ -129,20 +129,20 @@ func (c *seriesCounter) add(p []byte) error {
 	return nil
 }
 
-// Bearer sends the token Token returns to Host only: a request to any
-// other host (a redirect the client followed) goes without it, and the
-// log says so.
+// Bearer sends the token Token returns to Host, over Scheme, only: a
+// request to any other host or over another scheme (a redirect the client
+// followed, https to http) goes without it, and the log says so.
 type Bearer struct {
-	Host  string
-	Token func() (string, error)
-	Next  http.RoundTripper
-	Log   *slog.Logger
+	Scheme, Host string
+	Token        func() (string, error)
+	Next         http.RoundTripper
+	Log          *slog.Logger
 }
 
 // RoundTrip implements http.RoundTripper.
 func (b Bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Host != b.Host {
-		b.Log.Warn("not sending the bearer token to a host --prometheus does not name", "host", req.URL.Host, "prometheus", b.Host)
+	if req.URL.Host != b.Host || req.URL.Scheme != b.Scheme {
+		b.Log.Warn("not sending the bearer token to a host or scheme --prometheus does not name", "url", req.URL.Scheme+"://"+req.URL.Host, "prometheus", b.Scheme+"://"+b.Host)
 		return b.Next.RoundTrip(req)
 	}
 	t, err := b.Token()
