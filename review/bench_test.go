@@ -30,40 +30,52 @@ func millionSeries(w http.ResponseWriter, _ *http.Request) {
 }
 
 // BenchmarkMillionSeriesRefused: review refuses a 1-million-series answer
-// after reading --max-response-bytes of it. B/op is what one refusal
-// allocates; peak-heap-B the most heap in use meanwhile (sampled every
-// millisecond), both within a small multiple of the bound (32 MiB), where
-// decoding the whole answer took 1.7 GB.
+// at its first bound: --max-series (counted as the answer streams) by
+// default, --max-response-bytes when the series bound is raised past it.
+// B/op is what one refusal allocates; peak-heap-B the most heap in use
+// meanwhile (sampled every millisecond), where decoding the whole answer
+// took 1.7 GB.
 func BenchmarkMillionSeriesRefused(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(millionSeries))
 	defer srv.Close()
-	a, err := NewAPI(srv.URL, LimitBody(http.DefaultTransport, DefaultMaxResponseBytes))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	go func() {
-		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
+	for _, bc := range []struct {
+		name   string
+		bounds Bounds
+		flag   string
+	}{
+		{"max-series", Bounds{Bytes: DefaultMaxResponseBytes, Series: DefaultMaxSeries}, "--max-series"},
+		{"max-response-bytes", Bounds{Bytes: DefaultMaxResponseBytes, Series: 10_000_000}, "--max-response-bytes"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			a, err := NewAPI(srv.URL, LimitBody(http.DefaultTransport, bc.bounds))
+			if err != nil {
+				b.Fatal(err)
 			}
-			metrics.Read(sample)
-			if v := sample[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
+			var peak atomic.Uint64
+			done := make(chan struct{})
+			go func() {
+				sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+				for {
+					select {
+					case <-done:
+						return
+					case <-time.After(time.Millisecond):
+					}
+					metrics.Read(sample)
+					if v := sample[0].Value.Uint64(); v > peak.Load() {
+						peak.Store(v)
+					}
+				}
+			}()
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _, err := Fetch(b.Context(), API{V1: a, MaxSeries: 10_000_000}, window, Filter{})
+				if err == nil || !strings.Contains(err.Error(), bc.flag) {
+					b.Fatalf("a 1-million-series answer: %v, want a refusal naming %s", err, bc.flag)
+				}
 			}
-		}
-	}()
-	b.ReportAllocs()
-	for b.Loop() {
-		_, _, err := Fetch(b.Context(), API{V1: a}, window, Filter{})
-		if err == nil || !strings.Contains(err.Error(), "--max-response-bytes") {
-			b.Fatalf("a 1-million-series answer: %v", err)
-		}
+			close(done)
+			b.ReportMetric(float64(peak.Load()), "peak-heap-B")
+		})
 	}
-	close(done)
-	b.ReportMetric(float64(peak.Load()), "peak-heap-B")
 }

@@ -52,7 +52,7 @@ func (a API) QueryRange(ctx context.Context, query string, r v1.Range) (model.Ma
 		limit = DefaultMaxSeries
 	}
 	if len(m) > limit {
-		return nil, warnings, fmt.Errorf("query %s: %d series, more than --max-series=%d; narrow the review (--pool, --cluster, --selector) or raise --max-series", query, len(m), limit)
+		return nil, warnings, &TooManySeriesError{Where: "the querier", Limit: limit}
 	}
 	return m, warnings, nil
 }
@@ -227,8 +227,9 @@ func explain(err error, query string) error {
 	var apiErr *v1.Error
 	var netErr net.Error
 	var tooLarge *TooLargeError
+	var tooMany *TooManySeriesError
 	switch {
-	case errors.As(err, &tooLarge), errors.Is(err, ErrCrossHostRedirect):
+	case errors.As(err, &tooLarge), errors.As(err, &tooMany), errors.Is(err, ErrCrossHostRedirect):
 		return fmt.Errorf("query %s: %w", query, err)
 	case strings.Contains(err.Error(), "timeout awaiting response headers"):
 		return fmt.Errorf("%w: the querier accepted the connection but sent no answer within --response-header-timeout; it is overloaded or hung (raise --response-header-timeout for a slow querier)", err)

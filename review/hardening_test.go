@@ -206,7 +206,7 @@ func TestFetchSelectsTheExportersSeries(t *testing.T) {
 // never starts fails naming the flag that raises the bound.
 func TestFetchBounds(t *testing.T) {
 	srv := fakePrometheus(t, nil)
-	if _, _, err := fetchFrom(t, srv.URL, LimitBody(http.DefaultTransport, 100), 0); err == nil || !strings.Contains(err.Error(), "--max-response-bytes=100") {
+	if _, _, err := fetchFrom(t, srv.URL, LimitBody(http.DefaultTransport, Bounds{Bytes: 100}), 0); err == nil || !strings.Contains(err.Error(), "--max-response-bytes=100") {
 		t.Errorf("a large answer: %v", err)
 	}
 	many := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -219,6 +219,10 @@ func TestFetchBounds(t *testing.T) {
 	defer many.Close()
 	if _, _, err := fetchFrom(t, many.URL, http.DefaultTransport, 2); err == nil || !strings.Contains(err.Error(), "--max-series=2") {
 		t.Errorf("three series: %v", err)
+	}
+	// Counted as the answer streams, before it is decoded.
+	if _, _, err := fetchFrom(t, many.URL, LimitBody(http.DefaultTransport, Bounds{Bytes: 1 << 20, Series: 2}), 1000); err == nil || !strings.Contains(err.Error(), "--max-series=2") {
+		t.Errorf("three series, streamed: %v", err)
 	}
 	hang := make(chan struct{})
 	silent := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-hang }))
@@ -245,7 +249,7 @@ func TestRedirectsStayOnTheHost(t *testing.T) {
 			http.Redirect(w, r, other.URL+r.URL.Path, code)
 		}))
 		host := strings.TrimPrefix(named.URL, "http://")
-		rt := Bearer{Host: host, Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
+		rt := Bearer{Scheme: "http", Host: host, Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
 		_, _, err := fetchFrom(t, named.URL, rt, 0)
 		if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(other.URL, "http://")) || strings.Contains(err.Error(), "not reachable") {
 			t.Errorf("%d: %v, want a refusal naming the other host", code, err)
@@ -261,7 +265,7 @@ func TestRedirectsStayOnTheHost(t *testing.T) {
 		t.Errorf("https to http: %v", err)
 	}
 	// Bearer itself never sends the token elsewhere, redirect or not.
-	rt := Bearer{Host: "querier.example", Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
+	rt := Bearer{Scheme: "http", Host: "querier.example", Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
 	req, _ := http.NewRequest(http.MethodGet, other.URL, nil)
 	if resp, err := rt.RoundTrip(req); err == nil {
 		resp.Body.Close()
@@ -274,3 +278,41 @@ func TestRedirectsStayOnTheHost(t *testing.T) {
 }
 
 var discard = slog.New(slog.DiscardHandler)
+
+// TestSeriesCounter: the series keys of an answer are counted whatever
+// the reads cut them at, and a key inside a label value is not one.
+func TestSeriesCounter(t *testing.T) {
+	answer := []byte(`{"data":{"result":[{"metric":{"a":"\"metric\":{"},"values":[]},{"metric":{},"values":[]},{"metric":{"x":"y"},"values":[]}]}}`)
+	for chunk := 1; chunk <= len(answer); chunk++ {
+		c := seriesCounter{limit: 100}
+		for i := 0; i < len(answer); i += chunk {
+			if err := c.add(answer[i:min(i+chunk, len(answer))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.seen != 3 {
+			t.Errorf("reads of %d bytes: %d series, want 3", chunk, c.seen)
+		}
+	}
+}
+
+// TestBearerKeepsToItsScheme: a Bearer for an https querier adds no token
+// to a plain http request to the same host, however the client got there.
+func TestBearerKeepsToItsScheme(t *testing.T) {
+	var got []string
+	plain := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization"))
+	}))
+	defer plain.Close()
+	host := strings.TrimPrefix(plain.URL, "http://")
+	for _, scheme := range []string{"https", "http"} {
+		rt := Bearer{Scheme: scheme, Host: host, Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
+		req, _ := http.NewRequest(http.MethodGet, plain.URL, nil)
+		if resp, err := rt.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	if want := []string{"", "Bearer secret"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("Authorization for an https Bearer, then an http one: %q, want %q", got, want)
+	}
+}

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -25,16 +26,36 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("the answer of %s is larger than --max-response-bytes=%d; narrow the review (--from/--to, --pool, --cluster, --selector) or raise --max-response-bytes", e.Host, e.Limit)
 }
 
-// limitBody bounds the bytes of every response body.
-type limitBody struct {
-	next  http.RoundTripper
-	limit int64
+// TooManySeriesError is an answer that holds more than --max-series
+// series.
+type TooManySeriesError struct {
+	Where string // the host or the query
+	Limit int
 }
 
-// LimitBody returns next with every response body cut at limit bytes: a
-// read past it fails with a *TooLargeError.
-func LimitBody(next http.RoundTripper, limit int64) http.RoundTripper {
-	return limitBody{next: next, limit: limit}
+func (e *TooManySeriesError) Error() string {
+	return fmt.Sprintf("the answer of %s holds more than --max-series=%d series; narrow the review (--pool, --cluster, --selector) or raise --max-series", e.Where, e.Limit)
+}
+
+// Bounds of one answer.
+type Bounds struct {
+	Bytes  int64
+	Series int
+}
+
+// limitBody bounds the bytes and series of every response body.
+type limitBody struct {
+	next   http.RoundTripper
+	bounds Bounds
+}
+
+// LimitBody returns next with every response body cut at b.Bytes bytes,
+// or at the series past b.Series (counted as the body streams, so that a
+// million series are refused after reading b.Series of them, not decoded
+// first): a read past a bound fails with a *TooLargeError or a
+// *TooManySeriesError. API checks the series again once decoded.
+func LimitBody(next http.RoundTripper, b Bounds) http.RoundTripper {
+	return limitBody{next: next, bounds: b}
 }
 
 func (l limitBody) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -42,18 +63,21 @@ func (l limitBody) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if resp.ContentLength > l.limit {
+	tooLarge := &TooLargeError{Host: req.URL.Host, Limit: l.bounds.Bytes}
+	if resp.ContentLength > l.bounds.Bytes {
 		resp.Body.Close()
-		return nil, &TooLargeError{Host: req.URL.Host, Limit: l.limit}
+		return nil, tooLarge
 	}
-	resp.Body = &limitedReader{ReadCloser: resp.Body, left: l.limit, err: &TooLargeError{Host: req.URL.Host, Limit: l.limit}}
+	resp.Body = &limitedReader{ReadCloser: resp.Body, left: l.bounds.Bytes, err: tooLarge,
+		series: seriesCounter{limit: l.bounds.Series, err: &TooManySeriesError{Where: req.URL.Host, Limit: l.bounds.Series}}}
 	return resp, nil
 }
 
 type limitedReader struct {
 	io.ReadCloser
-	left int64
-	err  error
+	left   int64
+	err    error
+	series seriesCounter
 }
 
 func (r *limitedReader) Read(p []byte) (int, error) {
@@ -70,23 +94,55 @@ func (r *limitedReader) Read(p []byte) (int, error) {
 	}
 	n, err := r.ReadCloser.Read(p)
 	r.left -= int64(n)
+	if serr := r.series.add(p[:n]); serr != nil {
+		return 0, serr
+	}
 	return n, err
 }
 
-// Bearer sends the token Token returns to Host only: a request to any
-// other host (a redirect the client followed) goes without it, and the
-// log says so.
+// seriesKey opens each series of a matrix or vector answer. In a JSON
+// string its quotes are escaped, so the bytes occur only as the key
+// (Prometheus and Thanos write no space before the brace; an answer that
+// does is still bounded by API once decoded).
+var seriesKey = []byte(`"metric":{`)
+
+// seriesCounter counts the series of an answer as it streams.
+type seriesCounter struct {
+	limit, seen int
+	tail        []byte // the last bytes read, for a key split across reads
+	err         error
+}
+
+func (c *seriesCounter) add(p []byte) error {
+	if c.limit <= 0 {
+		return nil
+	}
+	// A key split across reads: the tail (shorter than the key) and the
+	// start of p.
+	c.seen += bytes.Count(append(c.tail, p[:min(len(p), len(seriesKey)-1)]...), seriesKey)
+	c.seen += bytes.Count(p, seriesKey)
+	c.tail = append(c.tail, p[max(0, len(p)-len(seriesKey)+1):]...)
+	c.tail = c.tail[max(0, len(c.tail)-len(seriesKey)+1):]
+	if c.seen > c.limit {
+		return c.err
+	}
+	return nil
+}
+
+// Bearer sends the token Token returns to Host, over Scheme, only: a
+// request to any other host or over another scheme (a redirect the client
+// followed, https to http) goes without it, and the log says so.
 type Bearer struct {
-	Host  string
-	Token func() (string, error)
-	Next  http.RoundTripper
-	Log   *slog.Logger
+	Scheme, Host string
+	Token        func() (string, error)
+	Next         http.RoundTripper
+	Log          *slog.Logger
 }
 
 // RoundTrip implements http.RoundTripper.
 func (b Bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Host != b.Host {
-		b.Log.Warn("not sending the bearer token to a host --prometheus does not name", "host", req.URL.Host, "prometheus", b.Host)
+	if req.URL.Host != b.Host || req.URL.Scheme != b.Scheme {
+		b.Log.Warn("not sending the bearer token to a host or scheme --prometheus does not name", "url", req.URL.Scheme+"://"+req.URL.Host, "prometheus", b.Scheme+"://"+b.Host)
 		return b.Next.RoundTrip(req)
 	}
 	t, err := b.Token()

@@ -114,7 +114,7 @@ func runReview(ctx context.Context, o *options, logger *slog.Logger) error {
 	} else if rt, err = reviewTransport(o, logger); err != nil {
 		return exitCode{couldNotReview, err}
 	}
-	v1api, err := review.NewAPI(ro.prometheus, review.LimitBody(rt, int64(ro.maxBytes)))
+	v1api, err := review.NewAPI(ro.prometheus, review.LimitBody(rt, review.Bounds{Bytes: int64(ro.maxBytes), Series: ro.maxSeries}))
 	if err != nil {
 		return exitCode{couldNotReview, err}
 	}
@@ -183,7 +183,7 @@ func reviewTransport(o *options, logger *slog.Logger) (http.RoundTripper, error)
 	if u.Scheme == "http" && !ro.plaintextToken {
 		return nil, flagError("prometheus", "%s is plain http: review will not send the bearer token where anyone on the path can read it; use https, or --allow-plaintext-token if this path is private (a port-forward to localhost)", ro.prometheus)
 	}
-	return review.Bearer{Host: u.Host, Token: token, Next: base, Log: logger}, nil
+	return review.Bearer{Scheme: u.Scheme, Host: u.Host, Token: token, Next: base, Log: logger}, nil
 }
 
 // reviewToken returns a function reading the bearer token, or nil for
