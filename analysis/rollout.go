@@ -195,6 +195,7 @@ var MCNFailureConditions = []string{
 	string(mcfgv1.MachineConfigNodeImagePulledFromRegistry),
 	string(mcfgv1.MachineConfigNodeUpdateOS),
 	string(mcfgv1.MachineConfigNodeUpdateDrained),
+	string(mcfgv1.MachineConfigNodeUpdateCordoned),
 }
 
 // Reasons and message prefixes the MCO writes on MachineConfigNode
@@ -210,6 +211,12 @@ const (
 	// drain controller's attempts fail, from the first failed attempt; the
 	// MCD reports the same drain as Degraded only after an hour.
 	msgDrainFailing = "Error: Node Drain has not succeeded"
+	// msgCordonFailed starts the Cordoned condition (left Unknown) once the
+	// drain controller's cordon gave up (cordonOrUncordonNode's 5-step
+	// backoff, pkg/controller/drain/drain_controller.go). Its requeues
+	// fail the same way until the cause is removed; the MCD reports the
+	// node Degraded only after its 1-hour drain wait, as drain_failed.
+	msgCordonFailed = "Error: Failed to Cordon node"
 )
 
 // AnalyzeRollout reports every pool and every node a pool manages.

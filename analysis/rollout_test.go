@@ -244,6 +244,32 @@ func TestAnalyzeRolloutNodes(t *testing.T) {
 			wantText: "evict",
 		},
 		{
+			// The drain controller's cordon gave up (5 tries); the MCD
+			// waits an hour for the drain, then reports it as drain_failed:
+			// the class stays the cordon's.
+			name: "a refused cordon is cordon_failed, before and after the MCD's drain timeout",
+			node: rolloutNode("n", "infra", "desiredImage="+rolloutImage, "currentImage="+rolloutOld, "state=Degraded",
+				"reason=failed to drain node: n after 1 hour. Please see machine-config-controller logs for more information"),
+			mcn: []metav1.Condition{
+				{Type: "UpdateExecuted", Status: "Unknown", Reason: "Cordoned", Message: "Failed to Cordon Node as part of In progress update phase"},
+				{Type: "Cordoned", Status: "Unknown", Reason: "UpdateExecutedCordoned",
+					Message: "Error: Failed to Cordon node. Error is node n: failed to cordon (5 tries): [timed out waiting for the condition, admission webhook \"deny-nodes\" denied the request: nodes are read-only], The node is reporting Unschedulable = false"},
+			},
+			layered:  true,
+			want:     NodeRollout{Name: "n", Pool: "infra", ImageTracked: true, ImageMismatch: true, State: "Degraded", Phase: "Cordoned", Failure: &NodeFailure{Class: classify.CordonFailed}},
+			wantText: "ordon",
+		},
+		{
+			name: "a cordon that succeeded is no failure",
+			node: rolloutNode("n", "infra", "desiredImage="+rolloutImage, "currentImage="+rolloutOld, "state=Working"),
+			mcn: []metav1.Condition{
+				{Type: "UpdateExecuted", Status: "Unknown", Reason: "Cordoned", Message: "Cordoned Node as part of update executed phase"},
+				{Type: "Cordoned", Status: "True", Reason: "UpdateExecutedCordoned", Message: "Cordoned node. The node is reporting Unschedulable = true"},
+			},
+			layered: true,
+			want:    NodeRollout{Name: "n", Pool: "infra", ImageTracked: true, ImageMismatch: true, State: "Working", Phase: "UpdateExecuted"},
+		},
+		{
 			name: "a drain error kept by a later reset is not a failure",
 			node: rolloutNode("n", "infra", "desiredImage="+rolloutImage, "currentImage="+rolloutImage, "state=Done"),
 			mcn: []metav1.Condition{
