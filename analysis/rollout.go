@@ -43,6 +43,10 @@ type PoolRollout struct {
 	// Stopped is why the node controller holds the pool's update, or nil:
 	// set while Updating is False with one of its stop messages.
 	Stopped *classify.Result
+	// MaxUnavailable is the most nodes the node controller updates at
+	// once, computed as it does (maxUnavailable); 0 when
+	// spec.maxUnavailable does not parse (the MCO then updates none).
+	MaxUnavailable int
 }
 
 // MachineCounts are the pool's machine counts. All but OnCurrentImage are
@@ -269,11 +273,14 @@ type poolState struct {
 	// imageTracked: some node of the pool is layered or still booted
 	// into a layered image.
 	imageTracked bool
+	// nodes is how many nodes the pool's selector picks.
+	nodes int
 }
 
 // count adds a node of the pool to the machine counts the MCO does not
 // report.
 func (ps *poolState) count(annotations map[string]string, nr *NodeRollout) {
+	ps.nodes++
 	ps.imageTracked = ps.imageTracked || nr.ImageTracked
 	if nr.State == MCDStateWorking {
 		ps.working++
@@ -321,6 +328,7 @@ func (ps *poolState) rollout() PoolRollout {
 			OffConfig:      ps.offConfig,
 			OffTarget:      ps.offTarget,
 		},
+		MaxUnavailable: maxUnavailable(ps.pool, ps.nodes),
 	}
 	// The target matters where image mode does: a layered pool once it
 	// has an image, or a pool with nodes still booted into one.

@@ -13,7 +13,7 @@ type rolloutStage struct {
 	updatePhase                                          *Spec
 	failureClass, failureInfo                            *Spec
 	poolCondition, poolMachines, poolLayered, poolPaused *Spec
-	poolStopped                                          *Spec
+	poolStopped, poolMaxUnavailable                      *Spec
 }
 
 func newRolloutStage() *rolloutStage {
@@ -51,6 +51,9 @@ func newRolloutStage() *rolloutStage {
 		poolPaused: newSpec("ocl_pool_paused",
 			"1 if the MachineConfigPool is paused (spec.paused): the MCO targets none of its nodes to a new config or image until it is unpaused, though builds still run. 0 if not.",
 			"pool"),
+		poolMaxUnavailable: newSpec("ocl_pool_max_unavailable",
+			"The most nodes of the MachineConfigPool the MCO updates at once, computed as its node controller does: spec.maxUnavailable (1 when unset), an integer or a percentage of the pool's nodes rounded down, at least 1, always 1 for the arbiter pool. No series when spec.maxUnavailable does not parse (the MCO then updates no node).",
+			"pool"),
 		poolStopped: newSpec("ocl_pool_update_stopped_info",
 			"1 while the node controller holds the layered pool's update (Updating=False with its message: stopped by a failed or interrupted build, paused by a degraded condition), with the class (of the message, or of the failed build it names) and the excerpt (at most 200 bytes); absent otherwise.",
 			"pool", "class", "excerpt"),
@@ -60,7 +63,7 @@ func newRolloutStage() *rolloutStage {
 func (s *rolloutStage) specs() []*Spec {
 	return []*Spec{
 		s.imageMismatch, s.configMismatch, s.offTarget, s.mcdState, s.updatePhase, s.failureClass, s.failureInfo,
-		s.poolCondition, s.poolMachines, s.poolLayered, s.poolPaused, s.poolStopped,
+		s.poolCondition, s.poolMachines, s.poolLayered, s.poolPaused, s.poolStopped, s.poolMaxUnavailable,
 	}
 }
 
@@ -77,6 +80,9 @@ func (s *rolloutStage) collect(f *analysis.Findings, ch chan<- prometheus.Metric
 func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus.Metric) {
 	ch <- s.poolLayered.gauge(boolean(p.Layered), p.Name)
 	ch <- s.poolPaused.gauge(boolean(p.Paused), p.Name)
+	if p.MaxUnavailable > 0 {
+		ch <- s.poolMaxUnavailable.gauge(float64(p.MaxUnavailable), p.Name)
+	}
 	for i, t := range analysis.PoolConditionTypes {
 		for _, st := range analysis.ConditionStatuses {
 			ch <- s.poolCondition.gauge(boolean(p.Conditions[i] == st), p.Name, string(t), st)
