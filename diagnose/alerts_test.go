@@ -40,6 +40,7 @@ var alertChecks = []struct{ alert, check string }{
 	{"OCLNodeNotOnDesiredImage", CheckProgress},
 	{"OCLRolloutStalled", CheckProgress},
 	{"OCLPoolPausedWithPendingImage", CheckPaused},
+	{"OCLPoolMaxUnavailableExceeded", CheckMaxUnavailable},
 	{"OCLPoolDegraded", CheckPoolCond},
 }
 
@@ -125,6 +126,7 @@ func TestLimitsMatchTheAlerts(t *testing.T) {
 		{"OCLRolloutStalled", "for", StalledAfter},
 		{"OCLPoolPausedWithPendingImage", "for", PausedAfter},
 		{"OCLNodeNotOnDesiredImage", "for", UpdatingTooLongAfter},
+		{"OCLPoolMaxUnavailableExceeded", "for", OverMaxUnavailableAfter},
 	} {
 		r, ok := rs[c.rule]
 		if !ok {

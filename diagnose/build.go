@@ -37,6 +37,8 @@ var (
 	PausedAfter time.Duration
 	// UpdatingTooLongAfter is OCLNodeNotOnDesiredImage's for.
 	UpdatingTooLongAfter time.Duration
+	// OverMaxUnavailableAfter is OCLPoolMaxUnavailableExceeded's for.
+	OverMaxUnavailableAfter time.Duration
 )
 
 func init() {
@@ -48,12 +50,13 @@ func init() {
 		alerts.Limit{Rule: "OCLRolloutStalled", Field: "for"},
 		alerts.Limit{Rule: "OCLPoolPausedWithPendingImage", Field: "for"},
 		alerts.Limit{Rule: "OCLNodeNotOnDesiredImage", Field: "for"},
+		alerts.Limit{Rule: "OCLPoolMaxUnavailableExceeded", Field: "for"},
 	)
 	if err != nil {
 		panic(err) // the rule files are compiled in: every test of diagnose fails first
 	}
-	BuildMaxDuration, BuildNotStartedAfter, NotSeededAfter, LeftoversAfter, StalledAfter, PausedAfter, UpdatingTooLongAfter =
-		d[0], d[1], d[2], d[3], d[4], d[5], d[6]
+	BuildMaxDuration, BuildNotStartedAfter, NotSeededAfter, LeftoversAfter, StalledAfter, PausedAfter, UpdatingTooLongAfter, OverMaxUnavailableAfter =
+		d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]
 }
 
 // Options shape a report.
