@@ -65,6 +65,10 @@ type MachineCounts struct {
 	// pkg/controller/common/helpers.go) and a revert drops it, so neither
 	// shows in OnCurrentImage. Meaningful when TargetKnown.
 	OnTarget int
+	// Nodes counts the nodes the pool's selector picks, as the exporter
+	// sees them: the pool's own MachineCount is written only by the node
+	// controller's syncStatusOnly, which a failing sync skips.
+	Nodes int
 	// Working counts the nodes whose MCD is Working, Failing those whose
 	// update fails (NodeRollout.Failure): the pool-level answers the
 	// rollout rules need, so they need not read every node's series.
@@ -322,6 +326,7 @@ func (ps *poolState) rollout() PoolRollout {
 			Degraded:       st.DegradedMachineCount,
 			OnCurrentImage: ps.onCurrentImage,
 			OnTarget:       ps.onTarget,
+			Nodes:          ps.nodes,
 			Working:        ps.working,
 			Failing:        ps.failing,
 			OffImage:       ps.offImage,

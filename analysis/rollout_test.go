@@ -361,10 +361,10 @@ func TestAnalyzeRolloutPools(t *testing.T) {
 		// No node carries desired annotations: every tracked one is off
 		// target (TestPoolOffTargetCounts tells them apart).
 		{Name: "worker", TargetKnown: true, Conditions: []string{"", "", "", "", "", "", "", ""},
-			Machines: MachineCounts{Total: 1, OnTarget: 1, OffImage: 1, OffConfig: 1, OffTarget: 1}, MaxUnavailable: 1},
+			Machines: MachineCounts{Total: 1, OnTarget: 1, Nodes: 2, OffImage: 1, OffConfig: 1, OffTarget: 1}, MaxUnavailable: 1},
 		{Name: "infra", Layered: true, HasImage: true, Paused: true, TargetKnown: true, Conditions: []string{"false", "false", "true", "true", "false", "unknown", "", ""},
-			Machines: MachineCounts{Total: 3, Unavailable: 1, Degraded: 1, OnCurrentImage: 2, OnTarget: 1, Working: 1, Failing: 1, OffImage: 3, OffConfig: 3, OffTarget: 3}, MaxUnavailable: 1},
-		{Name: "plain", Conditions: []string{"", "", "", "", "", "", "", ""}, Machines: MachineCounts{Working: 1}, MaxUnavailable: 1},
+			Machines: MachineCounts{Total: 3, Unavailable: 1, Degraded: 1, OnCurrentImage: 2, OnTarget: 1, Nodes: 3, Working: 1, Failing: 1, OffImage: 3, OffConfig: 3, OffTarget: 3}, MaxUnavailable: 1},
+		{Name: "plain", Conditions: []string{"", "", "", "", "", "", "", ""}, Machines: MachineCounts{Nodes: 1, Working: 1}, MaxUnavailable: 1},
 	}
 	if got := AnalyzeRollout(c).Pools; !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)

@@ -82,7 +82,9 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 	// off its config (a change that kept the image, a revert).
 	offTarget := 0
 	if r != nil && r.TargetKnown {
-		offTarget = int(r.Machines.Total) - r.Machines.OnTarget
+		// The nodes the exporter counts too: the pool's machineCount
+		// freezes with its status when the node controller's sync fails.
+		offTarget = max(int(r.Machines.Total), r.Machines.Nodes) - r.Machines.OnTarget
 	}
 	paused := r != nil && r.Paused
 	if (len(waiting) > 0 || offTarget > 0) && progress.Status != Failed {
