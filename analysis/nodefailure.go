@@ -14,8 +14,8 @@ import (
 
 // nodeFailure returns why the node's update fails, or nil when it does not:
 // the MCD marked the node Degraded or Unreconcilable, or its
-// MachineConfigNode says NodeDegraded, a failed image pull or a drain that
-// keeps failing. A drain blocked by a PodDisruptionBudget is thus one
+// MachineConfigNode says NodeDegraded, a failed image pull, a drain that
+// keeps failing or a cordon that failed. A drain blocked by a PodDisruptionBudget is thus one
 // drain_failed failure from the drain controller's first report to the
 // MCD's Degraded an hour later, not a stuck node first. The cause is
 // read from every place the MCO writes it, most detailed first: the node's
@@ -26,10 +26,12 @@ func nodeFailure(n *metav1.PartialObjectMetadata, state string, conds []metav1.C
 	degraded := FindCondition(conds, string(mcfgv1.MachineConfigNodeNodeDegraded))
 	pulled := FindCondition(conds, string(mcfgv1.MachineConfigNodeImagePulledFromRegistry))
 	drained := FindCondition(conds, string(mcfgv1.MachineConfigNodeUpdateDrained))
+	cordoned := FindCondition(conds, string(mcfgv1.MachineConfigNodeUpdateCordoned))
 	mcnDegraded := degraded != nil && degraded.Status == metav1.ConditionTrue
 	pullFailed := pulled != nil && pulled.Status == metav1.ConditionFalse && strings.HasPrefix(pulled.Message, msgPullFailed)
 	drainFailing := drained != nil && drained.Status == metav1.ConditionUnknown && strings.HasPrefix(drained.Message, msgDrainFailing)
-	if state != MCDStateDegraded && state != MCDStateUnreconcilable && !mcnDegraded && !pullFailed && !drainFailing {
+	cordonFailed := cordoned != nil && cordoned.Status == metav1.ConditionUnknown && strings.HasPrefix(cordoned.Message, msgCordonFailed)
+	if state != MCDStateDegraded && state != MCDStateUnreconcilable && !mcnDegraded && !pullFailed && !drainFailing && !cordonFailed {
 		return nil
 	}
 
@@ -54,6 +56,9 @@ func nodeFailure(n *metav1.PartialObjectMetadata, state string, conds []metav1.C
 	if drainFailing {
 		consider(mcnMessage(drained))
 	}
+	if cordonFailed {
+		consider(mcnMessage(cordoned))
+	}
 	if applied := FindCondition(conds, string(mcfgv1.MachineConfigNodeUpdateOS)); applied != nil &&
 		applied.Status != metav1.ConditionTrue && applied.Reason != reasonNotYetOccurred {
 		consider(mcnMessage(applied))
@@ -77,14 +82,20 @@ func mcnMessage(c *metav1.Condition) classify.Message {
 	return classify.Message{Origin: classify.OriginMCNCondition, Reason: c.Reason, Text: c.Message}
 }
 
-// specificity ranks classes: any named cause beats os_update_timeout (the
-// MCD's "after retries" wrapper around the cause), which beats unknown.
+// specificity ranks classes: a failed cordon beats drain_failed (the MCD
+// reports the drain it waited for in vain after an hour, "failed to drain
+// node ... after 1 hour", while the cordon before it is what failed), any
+// named cause beats os_update_timeout (the MCD's "after retries" wrapper
+// around the cause), which beats unknown. The class of a failing node
+// thus does not change when the MCD's wrapper arrives.
 func specificity(c classify.Class) int {
 	switch c {
 	case classify.Unknown:
 		return 0
 	case classify.OSUpdateTimeout:
 		return 1
+	case classify.CordonFailed:
+		return 3
 	}
 	return 2
 }

@@ -43,6 +43,10 @@ type PoolRollout struct {
 	// Stopped is why the node controller holds the pool's update, or nil:
 	// set while Updating is False with one of its stop messages.
 	Stopped *classify.Result
+	// MaxUnavailable is the most nodes the node controller updates at
+	// once, computed as it does (maxUnavailable); 0 when
+	// spec.maxUnavailable does not parse (the MCO then updates none).
+	MaxUnavailable int
 }
 
 // MachineCounts are the pool's machine counts. All but OnCurrentImage are
@@ -61,6 +65,10 @@ type MachineCounts struct {
 	// pkg/controller/common/helpers.go) and a revert drops it, so neither
 	// shows in OnCurrentImage. Meaningful when TargetKnown.
 	OnTarget int
+	// Nodes counts the nodes the pool's selector picks, as the exporter
+	// sees them: the pool's own MachineCount is written only by the node
+	// controller's syncStatusOnly, which a failing sync skips.
+	Nodes int
 	// Working counts the nodes whose MCD is Working, Failing those whose
 	// update fails (NodeRollout.Failure): the pool-level answers the
 	// rollout rules need, so they need not read every node's series.
@@ -195,6 +203,7 @@ var MCNFailureConditions = []string{
 	string(mcfgv1.MachineConfigNodeImagePulledFromRegistry),
 	string(mcfgv1.MachineConfigNodeUpdateOS),
 	string(mcfgv1.MachineConfigNodeUpdateDrained),
+	string(mcfgv1.MachineConfigNodeUpdateCordoned),
 }
 
 // Reasons and message prefixes the MCO writes on MachineConfigNode
@@ -210,6 +219,12 @@ const (
 	// drain controller's attempts fail, from the first failed attempt; the
 	// MCD reports the same drain as Degraded only after an hour.
 	msgDrainFailing = "Error: Node Drain has not succeeded"
+	// msgCordonFailed starts the Cordoned condition (left Unknown) once the
+	// drain controller's cordon gave up (cordonOrUncordonNode's 5-step
+	// backoff, pkg/controller/drain/drain_controller.go). Its requeues
+	// fail the same way until the cause is removed; the MCD reports the
+	// node Degraded only after its 1-hour drain wait, as drain_failed.
+	msgCordonFailed = "Error: Failed to Cordon node"
 )
 
 // AnalyzeRollout reports every pool and every node a pool manages.
@@ -262,11 +277,14 @@ type poolState struct {
 	// imageTracked: some node of the pool is layered or still booted
 	// into a layered image.
 	imageTracked bool
+	// nodes is how many nodes the pool's selector picks.
+	nodes int
 }
 
 // count adds a node of the pool to the machine counts the MCO does not
 // report.
 func (ps *poolState) count(annotations map[string]string, nr *NodeRollout) {
+	ps.nodes++
 	ps.imageTracked = ps.imageTracked || nr.ImageTracked
 	if nr.State == MCDStateWorking {
 		ps.working++
@@ -308,12 +326,14 @@ func (ps *poolState) rollout() PoolRollout {
 			Degraded:       st.DegradedMachineCount,
 			OnCurrentImage: ps.onCurrentImage,
 			OnTarget:       ps.onTarget,
+			Nodes:          ps.nodes,
 			Working:        ps.working,
 			Failing:        ps.failing,
 			OffImage:       ps.offImage,
 			OffConfig:      ps.offConfig,
 			OffTarget:      ps.offTarget,
 		},
+		MaxUnavailable: maxUnavailable(ps.pool, ps.nodes),
 	}
 	// The target matters where image mode does: a layered pool once it
 	// has an image, or a pool with nodes still booted into one.

@@ -244,6 +244,32 @@ func TestAnalyzeRolloutNodes(t *testing.T) {
 			wantText: "evict",
 		},
 		{
+			// The drain controller's cordon gave up (5 tries); the MCD
+			// waits an hour for the drain, then reports it as drain_failed:
+			// the class stays the cordon's.
+			name: "a refused cordon is cordon_failed, before and after the MCD's drain timeout",
+			node: rolloutNode("n", "infra", "desiredImage="+rolloutImage, "currentImage="+rolloutOld, "state=Degraded",
+				"reason=failed to drain node: n after 1 hour. Please see machine-config-controller logs for more information"),
+			mcn: []metav1.Condition{
+				{Type: "UpdateExecuted", Status: "Unknown", Reason: "Cordoned", Message: "Failed to Cordon Node as part of In progress update phase"},
+				{Type: "Cordoned", Status: "Unknown", Reason: "UpdateExecutedCordoned",
+					Message: "Error: Failed to Cordon node. Error is node n: failed to cordon (5 tries): [timed out waiting for the condition, admission webhook \"deny-nodes\" denied the request: nodes are read-only], The node is reporting Unschedulable = false"},
+			},
+			layered:  true,
+			want:     NodeRollout{Name: "n", Pool: "infra", ImageTracked: true, ImageMismatch: true, State: "Degraded", Phase: "Cordoned", Failure: &NodeFailure{Class: classify.CordonFailed}},
+			wantText: "ordon",
+		},
+		{
+			name: "a cordon that succeeded is no failure",
+			node: rolloutNode("n", "infra", "desiredImage="+rolloutImage, "currentImage="+rolloutOld, "state=Working"),
+			mcn: []metav1.Condition{
+				{Type: "UpdateExecuted", Status: "Unknown", Reason: "Cordoned", Message: "Cordoned Node as part of update executed phase"},
+				{Type: "Cordoned", Status: "True", Reason: "UpdateExecutedCordoned", Message: "Cordoned node. The node is reporting Unschedulable = true"},
+			},
+			layered: true,
+			want:    NodeRollout{Name: "n", Pool: "infra", ImageTracked: true, ImageMismatch: true, State: "Working", Phase: "UpdateExecuted"},
+		},
+		{
 			name: "a drain error kept by a later reset is not a failure",
 			node: rolloutNode("n", "infra", "desiredImage="+rolloutImage, "currentImage="+rolloutImage, "state=Done"),
 			mcn: []metav1.Condition{
@@ -335,10 +361,10 @@ func TestAnalyzeRolloutPools(t *testing.T) {
 		// No node carries desired annotations: every tracked one is off
 		// target (TestPoolOffTargetCounts tells them apart).
 		{Name: "worker", TargetKnown: true, Conditions: []string{"", "", "", "", "", "", "", ""},
-			Machines: MachineCounts{Total: 1, OnTarget: 1, OffImage: 1, OffConfig: 1, OffTarget: 1}},
+			Machines: MachineCounts{Total: 1, OnTarget: 1, Nodes: 2, OffImage: 1, OffConfig: 1, OffTarget: 1}, MaxUnavailable: 1},
 		{Name: "infra", Layered: true, HasImage: true, Paused: true, TargetKnown: true, Conditions: []string{"false", "false", "true", "true", "false", "unknown", "", ""},
-			Machines: MachineCounts{Total: 3, Unavailable: 1, Degraded: 1, OnCurrentImage: 2, OnTarget: 1, Working: 1, Failing: 1, OffImage: 3, OffConfig: 3, OffTarget: 3}},
-		{Name: "plain", Conditions: []string{"", "", "", "", "", "", "", ""}, Machines: MachineCounts{Working: 1}},
+			Machines: MachineCounts{Total: 3, Unavailable: 1, Degraded: 1, OnCurrentImage: 2, OnTarget: 1, Nodes: 3, Working: 1, Failing: 1, OffImage: 3, OffConfig: 3, OffTarget: 3}, MaxUnavailable: 1},
+		{Name: "plain", Conditions: []string{"", "", "", "", "", "", "", ""}, Machines: MachineCounts{Nodes: 1, Working: 1}, MaxUnavailable: 1},
 	}
 	if got := AnalyzeRollout(c).Pools; !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)

@@ -42,6 +42,7 @@ const (
 	ImagePullUnauthorized Class = "image_pull_unauthorized"
 	OSUpdateTimeout       Class = "os_update_timeout"
 	DrainFailed           Class = "drain_failed"
+	CordonFailed          Class = "cordon_failed"
 	UnexpectedOnDiskState Class = "unexpected_on_disk_state"
 	Unreconcilable        Class = "unreconcilable"
 )
@@ -61,7 +62,7 @@ var classes = []Class{
 	PodEvicted, BuildInterrupted, BuilderImagePullFailed, QuotaExceeded,
 	PodUnschedulable,
 
-	ImagePullUnauthorized, OSUpdateTimeout, DrainFailed,
+	ImagePullUnauthorized, OSUpdateTimeout, DrainFailed, CordonFailed,
 	UnexpectedOnDiskState, Unreconcilable,
 
 	Unknown,

@@ -264,6 +264,14 @@ var rules = []rule{
 
 	// Rollout steps that fail for reasons of their own. Before the
 	// registry rules: a drain error can quote an API "dial tcp".
+	// A cordon the drain controller could not apply comes first: its
+	// message wraps the API's refusal in "timed out waiting for the
+	// condition" (cordonOrUncordonNode's backoff,
+	// pkg/controller/drain/drain_controller.go), and no pod was evicted.
+	{class: CordonFailed, in: rollout, why: "node could not be cordoned", patterns: []string{
+		`failed to cordon node`,
+		`failed to cordon \(\d+ tries\)`,
+	}},
 	{class: DrainFailed, in: rollout, why: "node could not be drained", patterns: []string{
 		`failed to drain node`,
 		`error when evicting pod`,

@@ -281,8 +281,11 @@ func nodeObjects(name string, c realCase, t metav1.Time) []runtime.Object {
 	cond := metav1.Condition{
 		Type: string(mcfgv1.MachineConfigNodeNodeDegraded), Status: metav1.ConditionTrue, Reason: c.Reason, Message: c.Text, LastTransitionTime: t,
 	}
-	if strings.HasPrefix(c.Text, "Failed to pull") {
+	switch {
+	case strings.HasPrefix(c.Text, "Failed to pull"):
 		cond.Type, cond.Status = string(mcfgv1.MachineConfigNodeImagePulledFromRegistry), metav1.ConditionFalse
+	case strings.HasPrefix(c.Text, "Error: Failed to Cordon node"):
+		cond.Type, cond.Status = string(mcfgv1.MachineConfigNodeUpdateCordoned), metav1.ConditionUnknown
 	}
 	mcn := &mcfgv1.MachineConfigNode{
 		ObjectMeta: metav1.ObjectMeta{Name: name},

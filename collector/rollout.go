@@ -13,7 +13,7 @@ type rolloutStage struct {
 	updatePhase                                          *Spec
 	failureClass, failureInfo                            *Spec
 	poolCondition, poolMachines, poolLayered, poolPaused *Spec
-	poolStopped                                          *Spec
+	poolStopped, poolMaxUnavailable                      *Spec
 }
 
 func newRolloutStage() *rolloutStage {
@@ -43,13 +43,16 @@ func newRolloutStage() *rolloutStage {
 			"1 for the status (true, false, unknown) of the MachineConfigPool condition, 0 for the other two; all three 0 when the pool does not report the condition.",
 			"pool", "condition", "status"),
 		poolMachines: newSpec("ocl_pool_machines",
-			"Machines of the MachineConfigPool by state: total, ready, updated, unavailable and degraded as the pool status counts them; for layered pools whose MachineOSConfig has an image, on_current_image: nodes whose currentImage annotation is the MachineOSConfig's status.currentImagePullSpec; for layered pools with an image and pools with nodes still booted into a layered image, on_target: nodes whose currentConfig is the pool's rendered config and whose currentImage is the pool's image (none when not layered); working and failing: nodes whose machine-config-daemon is Working, and nodes whose update fails (as node_update_failure_class); off_image, off_config and off_target: nodes whose desiredImage, desiredConfig, or either differs from the current one (the sums of node_layered_image_mismatch and node_config_mismatch).",
+			"Machines of the MachineConfigPool by state: total, ready, updated, unavailable and degraded as the pool status counts them; for layered pools whose MachineOSConfig has an image, on_current_image: nodes whose currentImage annotation is the MachineOSConfig's status.currentImagePullSpec; for layered pools with an image and pools with nodes still booted into a layered image, on_target: nodes whose currentConfig is the pool's rendered config and whose currentImage is the pool's image (none when not layered); nodes: the nodes the pool's selector picks, counted by the exporter (the pool's own machine count freezes when the node controller's sync fails before it writes the status); working and failing: nodes whose machine-config-daemon is Working, and nodes whose update fails (as node_update_failure_class); off_image, off_config and off_target: nodes whose desiredImage, desiredConfig, or either differs from the current one (the sums of node_layered_image_mismatch and node_config_mismatch).",
 			"pool", "state"),
 		poolLayered: newSpec("ocl_pool_layered",
 			"1 if a MachineOSConfig targets the MachineConfigPool (image mode), 0 if not.",
 			"pool"),
 		poolPaused: newSpec("ocl_pool_paused",
 			"1 if the MachineConfigPool is paused (spec.paused): the MCO targets none of its nodes to a new config or image until it is unpaused, though builds still run. 0 if not.",
+			"pool"),
+		poolMaxUnavailable: newSpec("ocl_pool_max_unavailable",
+			"The most nodes of the MachineConfigPool the MCO updates at once, computed as its node controller does: spec.maxUnavailable (1 when unset), an integer or a percentage of the pool's nodes rounded down, at least 1, always 1 for the arbiter pool. No series when spec.maxUnavailable does not parse (the MCO then updates no node).",
 			"pool"),
 		poolStopped: newSpec("ocl_pool_update_stopped_info",
 			"1 while the node controller holds the layered pool's update (Updating=False with its message: stopped by a failed or interrupted build, paused by a degraded condition), with the class (of the message, or of the failed build it names) and the excerpt (at most 200 bytes); absent otherwise.",
@@ -60,7 +63,7 @@ func newRolloutStage() *rolloutStage {
 func (s *rolloutStage) specs() []*Spec {
 	return []*Spec{
 		s.imageMismatch, s.configMismatch, s.offTarget, s.mcdState, s.updatePhase, s.failureClass, s.failureInfo,
-		s.poolCondition, s.poolMachines, s.poolLayered, s.poolPaused, s.poolStopped,
+		s.poolCondition, s.poolMachines, s.poolLayered, s.poolPaused, s.poolStopped, s.poolMaxUnavailable,
 	}
 }
 
@@ -77,6 +80,9 @@ func (s *rolloutStage) collect(f *analysis.Findings, ch chan<- prometheus.Metric
 func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus.Metric) {
 	ch <- s.poolLayered.gauge(boolean(p.Layered), p.Name)
 	ch <- s.poolPaused.gauge(boolean(p.Paused), p.Name)
+	if p.MaxUnavailable > 0 {
+		ch <- s.poolMaxUnavailable.gauge(float64(p.MaxUnavailable), p.Name)
+	}
 	for i, t := range analysis.PoolConditionTypes {
 		for _, st := range analysis.ConditionStatuses {
 			ch <- s.poolCondition.gauge(boolean(p.Conditions[i] == st), p.Name, string(t), st)
@@ -101,6 +107,7 @@ func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus
 	if p.TargetKnown {
 		ch <- s.poolMachines.gauge(float64(m.OnTarget), p.Name, "on_target")
 	}
+	ch <- s.poolMachines.gauge(float64(m.Nodes), p.Name, "nodes")
 	ch <- s.poolMachines.gauge(float64(m.Working), p.Name, "working")
 	ch <- s.poolMachines.gauge(float64(m.Failing), p.Name, "failing")
 	ch <- s.poolMachines.gauge(float64(m.OffImage), p.Name, "off_image")

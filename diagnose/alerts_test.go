@@ -45,6 +45,7 @@ var alertChecks = []struct{ alert, check string }{
 	{"OCLNodeNotOnDesiredImage", CheckProgress},
 	{"OCLRolloutStalled", CheckProgress},
 	{"OCLPoolPausedWithPendingImage", CheckPaused},
+	{"OCLPoolMaxUnavailableExceeded", CheckMaxUnavailable},
 	{"OCLPoolDegraded", CheckPoolCond},
 }
 
@@ -131,6 +132,7 @@ func TestLimitsMatchTheAlerts(t *testing.T) {
 		{"OCLPoolPausedWithPendingImage", "for", PausedAfter},
 		{"OCLNodeNotOnDesiredImage", "for", UpdatingTooLongAfter},
 		{"OCLBuildObjectsOrphaned", "for", OrphanedAfter},
+		{"OCLPoolMaxUnavailableExceeded", "for", OverMaxUnavailableAfter},
 	} {
 		r, ok := rs[c.rule]
 		if !ok {

@@ -39,6 +39,8 @@ var (
 	// it failing (OCLMachineOSBuildFailed), not a healthy retry: the
 	// rules' machineosbuild:mosb_build_failed_pods:without_evictions >= N.
 	RepeatedPodFailures int
+	// OverMaxUnavailableAfter is OCLPoolMaxUnavailableExceeded's for.
+	OverMaxUnavailableAfter time.Duration
 )
 
 func init() {
@@ -51,12 +53,13 @@ func init() {
 		alerts.Limit{Rule: "OCLPoolPausedWithPendingImage", Field: "for"},
 		alerts.Limit{Rule: "OCLNodeNotOnDesiredImage", Field: "for"},
 		alerts.Limit{Rule: "OCLBuildObjectsOrphaned", Field: "for"},
+		alerts.Limit{Rule: "OCLPoolMaxUnavailableExceeded", Field: "for"},
 	)
 	if err != nil {
 		panic(err) // the rule files are compiled in: every test of diagnose fails first
 	}
-	BuildMaxDuration, BuildNotStartedAfter, NotSeededAfter, LeftoversAfter, StalledAfter, PausedAfter, UpdatingTooLongAfter, OrphanedAfter =
-		d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]
+	BuildMaxDuration, BuildNotStartedAfter, NotSeededAfter, LeftoversAfter, StalledAfter, PausedAfter, UpdatingTooLongAfter, OrphanedAfter, OverMaxUnavailableAfter =
+		d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8]
 	if RepeatedPodFailures, err = alerts.AtLeast(PodFailuresSeries); err != nil {
 		panic(err)
 	}

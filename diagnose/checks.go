@@ -37,6 +37,8 @@ const (
 	CheckProgress = "rollout.progress"
 	CheckPoolCond = "rollout.pool"
 	CheckPaused   = "rollout.paused"
+
+	CheckMaxUnavailable = "rollout.max_unavailable"
 )
 
 // Alert names whose runbooks the findings link (runbooks/<alert>.md).
@@ -64,6 +66,7 @@ const (
 	alertRolloutStalled         = "OCLRolloutStalled"
 	alertPoolDegraded           = "OCLPoolDegraded"
 	alertPoolPaused             = "OCLPoolPausedWithPendingImage"
+	alertMaxUnavailable         = "OCLPoolMaxUnavailableExceeded"
 )
 
 // CheckSpec describes one check: its stage, its question, and the alerts
@@ -96,7 +99,8 @@ var Checks = []CheckSpec{
 
 	{CheckNodes, StageRollout, "No node fails to apply its image or config", []string{alertNodeUpdateFailing}},
 	{CheckProgress, StageRollout, "Every node runs its desired image", []string{alertNodeNotOnDesiredImage, alertRolloutStalled}},
-	{CheckPaused, StageRollout, "The pool is not left paused while machines wait for its image", []string{alertPoolPaused}},
+	{CheckMaxUnavailable, StageRollout, "No more nodes update at once than the pool's maxUnavailable allows", []string{alertMaxUnavailable}},
+	{CheckPaused, StageRollout, "The pool is not left paused while machines wait for its image or config", []string{alertPoolPaused}},
 	{CheckPoolCond, StageRollout, "The pool reports no unexplained degradation", []string{alertPoolDegraded}},
 }
 

@@ -80,12 +80,11 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 	// The MCO sets desiredImage only on the nodes it picks, so the nodes
 	// waiting their turn show at the pool, as machines off its image, or
 	// off its config (a change that kept the image, a revert).
-	offImage, offTarget := 0, 0
-	if r != nil && r.Layered && r.HasImage {
-		offImage = int(r.Machines.Total) - r.Machines.OnCurrentImage
-	}
+	offTarget := 0
 	if r != nil && r.TargetKnown {
-		offTarget = int(r.Machines.Total) - r.Machines.OnTarget
+		// The nodes the exporter counts too: the pool's machineCount
+		// freezes with its status when the node controller's sync fails.
+		offTarget = max(int(r.Machines.Total), r.Machines.Nodes) - r.Machines.OnTarget
 	}
 	paused := r != nil && r.Paused
 	if (len(waiting) > 0 || offTarget > 0) && progress.Status != Failed {
@@ -105,16 +104,20 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 		}
 	}
 	pause := check(CheckPaused)
-	if paused && offImage > 0 {
+	if paused && offTarget > 0 {
 		fd := Finding{
 			Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "spec.paused",
-			Message:  fmt.Sprintf("the pool is paused: the MCO updates none of its %d machine(s) waiting for the image", offImage),
+			Message:  fmt.Sprintf("the pool is paused: the MCO updates none of its %d machine(s) waiting for its image or config", offTarget),
 			Commands: pausedCommands(pool),
 		}
-		// The nodes wait since the pool's current image was built.
+		// The nodes wait since the pool's current image was built, or,
+		// for a change that kept the image, since the pool left Updated.
 		var since time.Time
 		if f, ok := b.moscs[pool]; ok {
 			since = b.builds[f.CurrentBuild].Ended
+		}
+		if u := analysis.FindPoolCondition(mcp, mcfgv1.MachineConfigPoolUpdated); since.IsZero() && u != nil && u.Status == corev1.ConditionFalse {
+			since = u.LastTransitionTime.Time
 		}
 		fd.Since = timePtr(since)
 		if !since.IsZero() && b.now.Sub(since) > PausedAfter {
@@ -124,7 +127,8 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 			pause.run(fd)
 		}
 	}
-	checks := []Check{failing.done(), progress.done(), pause.done()}
+	overMax := b.maxUnavailableCheck(pool, r, nodes)
+	checks := []Check{failing.done(), progress.done(), overMax.done(), pause.done()}
 	if !layered {
 		return checks
 	}
@@ -166,4 +170,42 @@ func nodeList(nodes []string) string {
 		return ""
 	}
 	return " (" + strings.Join(nodes, ", ") + ")"
+}
+
+// maxUnavailableCheck fails when more of the pool's nodes have been off
+// their target for OverMaxUnavailableAfter than the MCO's maxUnavailable
+// allows, as OCLPoolMaxUnavailableExceeded reads it (a snapshot has no
+// history, so each node's own UpdatingSince stands for it).
+func (b *builder) maxUnavailableCheck(pool string, r *analysis.PoolRollout, nodes []analysis.NodeRollout) *pending {
+	c := check(CheckMaxUnavailable)
+	if r == nil || r.MaxUnavailable == 0 || r.Machines.OffTarget <= r.MaxUnavailable {
+		return c
+	}
+	var moving []string
+	var since time.Time
+	for _, n := range nodes {
+		if !n.ImageTracked || !n.ImageMismatch && !n.ConfigMismatch {
+			continue
+		}
+		if !n.UpdatingSince.IsZero() && b.now.Sub(n.UpdatingSince) <= OverMaxUnavailableAfter {
+			continue
+		}
+		moving = append(moving, n.Name)
+		if n.UpdatingSince.After(since) {
+			since = n.UpdatingSince
+		}
+	}
+	fd := Finding{
+		Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "spec.maxUnavailable",
+		Message:  fmt.Sprintf("%d node(s) are updating at once, more than the %d maxUnavailable allows%s", r.Machines.OffTarget, r.MaxUnavailable, nodeList(moving)),
+		Since:    timePtr(since),
+		Commands: rolloutCommands(pool),
+	}
+	if len(moving) > r.MaxUnavailable {
+		fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertMaxUnavailable)
+		c.fail(fd)
+	} else {
+		c.run(fd)
+	}
+	return c
 }

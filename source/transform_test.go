@@ -19,7 +19,8 @@ func TestMachineConfigNodeKeepsWhatTheAnalysisReads(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "n1", ResourceVersion: "5", UID: "u", Labels: map[string]string{"a": "b"}},
 		Spec:       mcfgv1.MachineConfigNodeSpec{Node: mcfgv1.MCOObjectReference{Name: "n1"}, Pool: mcfgv1.MCOObjectReference{Name: "worker"}},
 		Status: mcfgv1.MachineConfigNodeStatus{Conditions: []metav1.Condition{
-			cond(mcfgv1.MachineConfigNodeUpdateCordoned, metav1.ConditionTrue, "Cordoned", "Cordoned node. The node is reporting Unschedulable = true"),
+			cond(mcfgv1.MachineConfigNodeUpdatePrepared, metav1.ConditionTrue, "UpdatePrepared", "Update is Compatible."),
+			cond(mcfgv1.MachineConfigNodeUpdateCordoned, metav1.ConditionUnknown, "UpdateExecutedCordoned", "Error: Failed to Cordon node. Error is [webhook]"),
 			cond(mcfgv1.MachineConfigNodeUpdateDrained, metav1.ConditionUnknown, "UpdateExecutedDrained", "Error: Node Drain has not succeeded. Error is: [PDB]"),
 			cond(mcfgv1.MachineConfigNodeUpdateOS, metav1.ConditionUnknown, "UpdatingOS", "Action during update to rendered-worker-1: applying the image"),
 			cond(mcfgv1.MachineConfigNodeNodeDegraded, metav1.ConditionTrue, "Degraded", "failed to pull"),
@@ -29,7 +30,8 @@ func TestMachineConfigNodeKeepsWhatTheAnalysisReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []metav1.Condition{
-		{Type: "Cordoned", Status: metav1.ConditionTrue},
+		{Type: "UpdatePrepared", Status: metav1.ConditionTrue},
+		{Type: "Cordoned", Status: metav1.ConditionUnknown, Reason: "UpdateExecutedCordoned", Message: "Error: Failed to Cordon node. Error is [webhook]"},
 		{Type: "Drained", Status: metav1.ConditionUnknown, Reason: "UpdateExecutedDrained", Message: "Error: Node Drain has not succeeded. Error is: [PDB]"},
 		{Type: "AppliedOSImage", Status: metav1.ConditionUnknown, Reason: "UpdatingOS", Message: "Action during update to rendered-worker-1: applying the image"},
 		{Type: "NodeDegraded", Status: metav1.ConditionTrue, Reason: "Degraded", Message: "failed to pull"},
