@@ -31,6 +31,9 @@ const (
 
 	machineConfigOperatorName = "machine-config"
 	machineOSBuilderName      = "machine-os-builder"
+	// MachineConfigControllerName is the machine-config-controller
+	// Deployment and its container, which runs the release's MCO image.
+	MachineConfigControllerName = "machine-config-controller"
 
 	// operatorDegradedEventPrefix starts the reason of the Warning events
 	// the operator emits while Degraded: "OperatorDegraded: <Task>Failed".
@@ -220,6 +223,11 @@ type BuilderFinding struct {
 	// the kubelet's account, or nil when none fails. The cause of a crash
 	// is in its log tail; without a known cause it is builder_unavailable.
 	Failure *classify.Result
+	// ImageStale says whether the builder's Deployment runs another image
+	// than the machine-config-controller's; both run the release's MCO
+	// image ({{.Images.MachineConfigOperator}} in manifests/). nil when
+	// either Deployment is not in the view.
+	ImageStale *bool
 }
 
 // Builder reports the machine-os-builder Deployment and its pods.
@@ -239,7 +247,32 @@ func Builder(c *Cluster) BuilderFinding {
 	if newest != nil {
 		f.Failure = builderPodCause(newest)
 	}
+	builder, controller := c.deploymentImage(machineOSBuilderName), c.deploymentImage(MachineConfigControllerName)
+	if builder != "" && controller != "" {
+		f.ImageStale = new(builder != controller)
+	}
 	return f
+}
+
+// deploymentImage is the image of the container named as its Deployment
+// in the MCO namespace, or "" when there is none. Until
+// OCPBUGS-56220 (openshift/machine-config-operator@3b58bc2, 4.20), the
+// operator re-applied the machine-os-builder Deployment only when it was
+// not running or had the wrong replica count (reconcileMachineOSBuilder,
+// pkg/operator/sync.go), so after an upgrade the builder kept the
+// previous release's image while the other components moved on.
+func (c *Cluster) deploymentImage(name string) string {
+	for _, d := range c.Deployments {
+		if d.Namespace != c.Namespace || d.Name != name {
+			continue
+		}
+		for _, ct := range d.Spec.Template.Spec.Containers {
+			if ct.Name == name {
+				return ct.Image
+			}
+		}
+	}
+	return ""
 }
 
 // builderPodCause is the cause of a failing builder pod: a known cause in

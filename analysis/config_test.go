@@ -360,3 +360,34 @@ func TestUpgradeBlocked(t *testing.T) {
 		t.Errorf("interrupted build: %+v, want blocked, InterruptedBuild, build_interrupted", got)
 	}
 }
+
+// TestBuilderImageStale compares the builder's image with the
+// machine-config-controller's (OCPBUGS-56220): a difference is stale, and
+// without either Deployment nothing is concluded.
+func TestBuilderImageStale(t *testing.T) {
+	const old, cur = "quay.io/ocp/release@sha256:0001", "quay.io/ocp/release@sha256:0002"
+	deploy := func(ns, name, image string) *appsv1.Deployment {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "kube-rbac-proxy", Image: "quay.io/ocp/proxy"}, {Name: name, Image: image}}
+		return d
+	}
+	stale, same := true, false
+	for _, tt := range []struct {
+		name   string
+		deploy []*appsv1.Deployment
+		want   *bool
+	}{
+		{"same image", []*appsv1.Deployment{deploy(cfgNamespace, "machine-os-builder", cur), deploy(cfgNamespace, "machine-config-controller", cur)}, &same},
+		{"previous release's image", []*appsv1.Deployment{deploy(cfgNamespace, "machine-os-builder", old), deploy(cfgNamespace, "machine-config-controller", cur)}, &stale},
+		{"no controller", []*appsv1.Deployment{deploy(cfgNamespace, "machine-os-builder", old)}, nil},
+		{"no builder", []*appsv1.Deployment{deploy(cfgNamespace, "machine-config-controller", cur)}, nil},
+		{"controller elsewhere", []*appsv1.Deployment{deploy(cfgNamespace, "machine-os-builder", old), deploy("default", "machine-config-controller", cur)}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Builder(&Cluster{Namespace: cfgNamespace, Deployments: tt.deploy}).ImageStale
+			if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
+				t.Errorf("ImageStale %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

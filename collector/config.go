@@ -16,7 +16,7 @@ type configStage struct {
 
 	prebuiltInfo, prebuiltDigested, prebuiltSeeded, prebuiltMCMissing *Spec
 
-	configs, builderReady, builderFailure                             *Spec
+	configs, builderReady, builderFailure, builderImageStale          *Spec
 	operatorDegraded, operatorDegradedInfo, upgradeBlocked, lastEvent *Spec
 }
 
@@ -64,6 +64,8 @@ func newConfigStage() *configStage {
 			"Number of MachineOSConfigs; with at least one, the operator should run the machine-os-builder."),
 		builderReady: newSpec("ocl_machine_os_builder_ready",
 			"1 if the machine-os-builder Deployment in the MCO namespace has a ready pod, 0 if it has none or does not exist."),
+		builderImageStale: newSpec("ocl_machine_os_builder_image_stale",
+			"1 if the machine-os-builder Deployment runs another image than the machine-config-controller Deployment (both run the release's MCO image; the builder kept the previous release's after an upgrade until OCPBUGS-56220), 0 if the same; absent unless both Deployments are read."),
 		operatorDegraded: newSpec("ocl_operator_degraded",
 			"1 while ClusterOperator machine-config is Degraded, with the condition reason and the parsed class of its message; while it is not Degraded a single series with empty reason and class is 0.",
 			"reason", "class"),
@@ -87,7 +89,7 @@ func (s *configStage) specs() []*Spec {
 		s.info, s.secretMissing, s.poolMissing, s.pushSpecValid,
 		s.currentBuild, s.newestBuild, s.currentImage, s.rebuild,
 		s.prebuiltInfo, s.prebuiltDigested, s.prebuiltSeeded, s.prebuiltMCMissing,
-		s.configs, s.builderReady, s.builderFailure,
+		s.configs, s.builderReady, s.builderFailure, s.builderImageStale,
 		s.operatorDegraded, s.operatorDegradedInfo, s.upgradeBlocked, s.lastEvent,
 	}
 }
@@ -104,6 +106,9 @@ func (s *configStage) collect(all *analysis.Findings, ch chan<- prometheus.Metri
 	}
 	if f := b.Failure; f != nil {
 		ch <- s.builderFailure.gauge(1, string(f.Class), f.Excerpt)
+	}
+	if b.ImageStale != nil {
+		ch <- s.builderImageStale.gauge(boolean(*b.ImageStale))
 	}
 
 	if op := all.Operator; op != nil {

@@ -24,6 +24,7 @@ var alertChecks = []struct{ alert, check string }{
 	{"OCLExporterResourceUnavailable", CheckExporterAccess},
 	{"OCLOperatorDegraded", CheckOperator},
 	{"OCLMachineOSBuilderNotReady", CheckBuilder},
+	{"OCLMachineOSBuilderImageStale", CheckBuilderImage},
 	{"OCLMachineOSConfigSecretMissing", CheckSecrets},
 	{"OCLMachineOSConfigPoolMissing", CheckPool},
 	{"OCLMachineOSConfigPushSpecInvalid", CheckPushSpec},

@@ -267,7 +267,27 @@ func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
 		}
 		builder.fail(f)
 	}
-	return []Check{access.done(), operator.done(), builder.done()}
+	return []Check{access.done(), operator.done(), builder.done(), b.builderImage()}
+}
+
+// builderImage compares the builder's image with the controller's
+// (OCPBUGS-56220); without both Deployments, when a builder should run,
+// it is unknown.
+func (b *builder) builderImage() Check {
+	image := check(CheckBuilderImage)
+	deploy := Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}
+	switch stale := b.builder.ImageStale; {
+	case stale == nil && b.builder.Ready:
+		image.notCaptured(Finding{Object: Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: analysis.MachineConfigControllerName},
+			Message: "the machine-config-controller Deployment is not in the view: whether the builder runs the release's MCO image is unknown"})
+	case stale != nil && *stale:
+		image.fail(Finding{
+			Object: deploy, Field: "spec.template.spec.containers[name=machine-os-builder].image",
+			Message: "runs another image than the machine-config-controller Deployment, which runs the release's MCO image: the operator did not re-apply it after an upgrade",
+			Runbook: b.runbook(alertBuilderImageStale), Commands: builderCommands(b.c.Namespace),
+		})
+	}
+	return image.done()
 }
 
 // reasonBuilderFailed is the operator's Degraded reason when it cannot run

@@ -19,6 +19,7 @@ const (
 	CheckExporterAccess = "exporter.access"
 	CheckOperator       = "operator.degraded"
 	CheckBuilder        = "builder.ready"
+	CheckBuilderImage   = "builder.image"
 
 	CheckPool                  = "mosc.pool"
 	CheckSecrets               = "mosc.secrets"
@@ -46,6 +47,7 @@ const (
 	alertResourceUnavailable    = "OCLExporterResourceUnavailable"
 	alertOperatorDegraded       = "OCLOperatorDegraded"
 	alertBuilderNotReady        = "OCLMachineOSBuilderNotReady"
+	alertBuilderImageStale      = "OCLMachineOSBuilderImageStale"
 	alertPoolMissing            = "OCLMachineOSConfigPoolMissing"
 	alertSecretMissing          = "OCLMachineOSConfigSecretMissing"
 	alertPushSpecInvalid        = "OCLMachineOSConfigPushSpecInvalid"
@@ -83,6 +85,7 @@ var Checks = []CheckSpec{
 	{CheckExporterAccess, StageCluster, "The exporter can read every resource it watches", []string{alertResourceUnavailable}},
 	{CheckOperator, StageCluster, "ClusterOperator machine-config is not Degraded by layering", []string{alertOperatorDegraded}},
 	{CheckBuilder, StageCluster, "The machine-os-builder is ready when a MachineOSConfig exists", []string{alertBuilderNotReady}},
+	{CheckBuilderImage, StageCluster, "The machine-os-builder runs the machine-config-controller's MCO image", []string{alertBuilderImageStale}},
 
 	{CheckPool, StageConfig, "The MachineConfigPool the MachineOSConfig names exists", []string{alertPoolMissing}},
 	{CheckSecrets, StageConfig, "The pull and push Secrets exist in the MCO namespace", []string{alertSecretMissing}},

@@ -2,6 +2,7 @@ package source
 
 import (
 	"reflect"
+	"slices"
 
 	configv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -107,9 +108,10 @@ func Resources() []Resource {
 		withOfflineLabelSelectors([]string{LabelOnClusterLayering, analysis.LabelBuildPod416}, withLabelSelector(LabelJobName, typed("pods", gvr("", "v1", "pods"), true,
 			func(c *analysis.Cluster) *[]*corev1.Pod { return &c.Pods },
 			func() runtime.Object { return &corev1.PodList{} }))),
-		withFieldSelector("metadata.name="+BuilderDeploymentName, typed("deployments.apps", gvr("apps", "v1", "deployments"), true,
-			func(c *analysis.Cluster) *[]*appsv1.Deployment { return &c.Deployments },
-			func() runtime.Object { return &appsv1.DeploymentList{} })),
+		withFieldSelector("metadata.name="+BuilderDeploymentName, deployments()),
+		// The controller's image is the release's MCO image, which the
+		// builder's must match after an upgrade (OCPBUGS-56220).
+		part(analysis.MachineConfigControllerName, "", withFieldSelector("metadata.name="+analysis.MachineConfigControllerName, deployments())),
 		withFieldSelector("type="+corev1.EventTypeWarning, typed("events", gvr("", "v1", "events"), true,
 			func(c *analysis.Cluster) *[]*corev1.Event { return &c.Events },
 			func() runtime.Object { return &corev1.EventList{} })),
@@ -153,10 +155,18 @@ func metadataOnly(name string, r schema.GroupVersionResource, kind string, names
 	}
 }
 
-// storeIn stores an informer's items, all of type T, in field.
+// deployments are read one by name, per watch: RBAC grants them by name.
+func deployments() Resource {
+	return typed("deployments.apps", gvr("apps", "v1", "deployments"), true,
+		func(c *analysis.Cluster) *[]*appsv1.Deployment { return &c.Deployments },
+		func() runtime.Object { return &appsv1.DeploymentList{} })
+}
+
+// storeIn adds an informer's items, all of type T, to field, which several
+// watches of one resource (parts) may share.
 func storeIn[T any](field func(*analysis.Cluster) *[]T) func(*analysis.Cluster, []any) {
 	return func(c *analysis.Cluster, items []any) {
-		out := make([]T, 0, len(items))
+		out := slices.Grow(*field(c), len(items))
 		for _, it := range items {
 			if t, ok := it.(T); ok {
 				out = append(out, t)
