@@ -12,26 +12,38 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/classify"
 )
 
+// failureConditions are the MachineConfigNode conditions that say on
+// their own that the node's update fails (the status, and how the message
+// starts), in the order their messages are read: NodeDegraded, a failed
+// image pull, a drain that keeps failing, a cordon that failed.
+var failureConditions = []struct {
+	typ    mcfgv1.StateProgress
+	status metav1.ConditionStatus
+	prefix string
+}{
+	{mcfgv1.MachineConfigNodeNodeDegraded, metav1.ConditionTrue, ""},
+	{mcfgv1.MachineConfigNodeImagePulledFromRegistry, metav1.ConditionFalse, msgPullFailed},
+	{mcfgv1.MachineConfigNodeUpdateDrained, metav1.ConditionUnknown, msgDrainFailing},
+	{mcfgv1.MachineConfigNodeUpdateCordoned, metav1.ConditionUnknown, msgCordonFailed},
+}
+
 // nodeFailure returns why the node's update fails, or nil when it does not:
-// the MCD marked the node Degraded or Unreconcilable, or its
-// MachineConfigNode says NodeDegraded, a failed image pull, a drain that
-// keeps failing or a cordon that failed. A drain blocked by a PodDisruptionBudget is thus one
-// drain_failed failure from the drain controller's first report to the
-// MCD's Degraded an hour later, not a stuck node first. The cause is
-// read from every place the MCO writes it, most detailed first: the node's
-// reason annotation (the full error, up to 2000 bytes), the
+// the MCD marked the node Degraded or Unreconcilable, or one of its
+// failureConditions says so. A drain blocked by a PodDisruptionBudget is
+// thus one drain_failed failure from the drain controller's first report
+// to the MCD's Degraded an hour later, not a stuck node first. The cause
+// is read from every place the MCO writes it, most detailed first: the
+// node's reason annotation (the full error, up to 2000 bytes), the
 // MachineConfigNode conditions, and what the pool's NodeDegraded message
 // quotes of the node. The most specific class wins.
 func nodeFailure(n *metav1.PartialObjectMetadata, state string, conds []metav1.Condition, ps *poolState) *NodeFailure {
-	degraded := FindCondition(conds, string(mcfgv1.MachineConfigNodeNodeDegraded))
-	pulled := FindCondition(conds, string(mcfgv1.MachineConfigNodeImagePulledFromRegistry))
-	drained := FindCondition(conds, string(mcfgv1.MachineConfigNodeUpdateDrained))
-	cordoned := FindCondition(conds, string(mcfgv1.MachineConfigNodeUpdateCordoned))
-	mcnDegraded := degraded != nil && degraded.Status == metav1.ConditionTrue
-	pullFailed := pulled != nil && pulled.Status == metav1.ConditionFalse && strings.HasPrefix(pulled.Message, msgPullFailed)
-	drainFailing := drained != nil && drained.Status == metav1.ConditionUnknown && strings.HasPrefix(drained.Message, msgDrainFailing)
-	cordonFailed := cordoned != nil && cordoned.Status == metav1.ConditionUnknown && strings.HasPrefix(cordoned.Message, msgCordonFailed)
-	if state != MCDStateDegraded && state != MCDStateUnreconcilable && !mcnDegraded && !pullFailed && !drainFailing && !cordonFailed {
+	var failing []*metav1.Condition
+	for _, f := range failureConditions {
+		if c := FindCondition(conds, string(f.typ)); c != nil && c.Status == f.status && strings.HasPrefix(c.Message, f.prefix) {
+			failing = append(failing, c)
+		}
+	}
+	if state != MCDStateDegraded && state != MCDStateUnreconcilable && len(failing) == 0 {
 		return nil
 	}
 
@@ -47,17 +59,8 @@ func nodeFailure(n *metav1.PartialObjectMetadata, state string, conds []metav1.C
 		}
 	}
 	consider(classify.Message{Origin: classify.OriginNodeReason, Text: n.Annotations[NodeAnnotationReason]})
-	if mcnDegraded {
-		consider(mcnMessage(degraded))
-	}
-	if pullFailed {
-		consider(mcnMessage(pulled))
-	}
-	if drainFailing {
-		consider(mcnMessage(drained))
-	}
-	if cordonFailed {
-		consider(mcnMessage(cordoned))
+	for _, c := range failing {
+		consider(mcnMessage(c))
 	}
 	if applied := FindCondition(conds, string(mcfgv1.MachineConfigNodeUpdateOS)); applied != nil &&
 		applied.Status != metav1.ConditionTrue && applied.Reason != reasonNotYetOccurred {
