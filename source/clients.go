@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -67,18 +68,19 @@ type Backend interface {
 // Clients is the live Backend: typed resources through the REST client of
 // their group, metadata-only resources through the metadata API.
 type Clients struct {
-	api   *kubeapi.Client
-	meta  metadata.Interface
-	older olderServed
+	api    *kubeapi.Client
+	meta   metadata.Interface
+	older  olderServed
+	logger *slog.Logger
 }
 
 // NewClients builds the live backend on api.
-func NewClients(api *kubeapi.Client) (*Clients, error) {
+func NewClients(api *kubeapi.Client, logger *slog.Logger) (*Clients, error) {
 	meta, err := api.Metadata()
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{api: api, meta: meta}, nil
+	return &Clients{api: api, meta: meta, logger: logger}, nil
 }
 
 // List lists r in namespace ("" for cluster-scoped resources).
@@ -91,7 +93,9 @@ func (c *Clients) List(ctx context.Context, r Resource, namespace string, o meta
 		if !apierrors.IsNotFound(err) {
 			return list, err
 		}
-		c.older.forget(r) // the cluster was upgraded: back to the current version
+		c.older.forget(r)
+		c.logger.Info("the API server no longer serves this resource in the older version: reading it in the current one again",
+			"resource", r.Name, "version", old.Version)
 	}
 	out := r.newList()
 	if err := c.request(r, namespace, &o).Do(ctx).Into(out); err != nil {

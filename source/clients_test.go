@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -57,7 +58,7 @@ func apiServer(t *testing.T) *Clients {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewClients(api)
+	c, err := NewClients(api, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

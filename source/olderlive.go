@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"sync"
 
@@ -14,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -84,7 +82,7 @@ func (c *Clients) listOlderIfNotServed(ctx context.Context, r Resource, namespac
 		return nil, errors.Join(listErr, err)
 	}
 	c.older.set(r, old)
-	slog.Info("the API server serves this resource only in an older version: reading it there as the current one",
+	c.logger.Info("the API server serves this resource only in an older version: reading it there as the current one",
 		"resource", r.Name, "version", old.Version, "as", r.GVR.Version)
 	return list, nil
 }
@@ -100,7 +98,7 @@ func (c *Clients) listOlder(ctx context.Context, r Resource, old schema.GroupVer
 	}
 	items := make([]runtime.Object, 0, len(ul.Items))
 	for i := range ul.Items {
-		if obj, ok := upgradeLive(r, &ul.Items[i]); ok {
+		if obj, ok := c.upgradeLive(r, &ul.Items[i]); ok {
 			items = append(items, obj)
 		}
 	}
@@ -123,7 +121,12 @@ func (c *Clients) watchOlder(ctx context.Context, r Resource, old schema.GroupVe
 	if err != nil {
 		return nil, fmt.Errorf("watching %s in %s: %w", r.Name, old.Version, err)
 	}
-	frames := streaming.NewDecoder(kjson.Framer.NewFrameReader(body), unstructured.UnstructuredJSONScheme)
+	// A frame is a metav1.WatchEvent, which has no kind of its own: it is
+	// decoded as rest.Request.Watch does, by the scheme's JSON stream
+	// serializer; only the object it carries is unstructured.
+	info, _ := runtime.SerializerInfoForMediaType(kubeapi.Codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	stream := info.StreamSerializer
+	frames := streaming.NewDecoder(stream.NewFrameReader(body), stream.Serializer)
 	w := watch.NewStreamWatcher(restwatch.NewDecoder(frames, unstructured.UnstructuredJSONScheme),
 		apierrors.NewClientErrorReporter(http.StatusInternalServerError, http.MethodGet, "ClientWatchDecoding"))
 	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
@@ -141,7 +144,7 @@ func (c *Clients) watchOlder(ctx context.Context, r Resource, old schema.GroupVe
 			e.Object = obj
 			return e, true
 		}
-		obj, ok := upgradeLive(r, u)
+		obj, ok := c.upgradeLive(r, u)
 		e.Object = obj
 		return e, ok
 	}), nil
@@ -160,16 +163,16 @@ func (c *Clients) olderRequest(r Resource, old schema.GroupVersionResource, name
 
 // upgradeLive rewrites an object of r's older version into r's typed
 // object; one whose fields do not map is left out, as a snapshot's is.
-func upgradeLive(r Resource, u *unstructured.Unstructured) (runtime.Object, bool) {
+func (c *Clients) upgradeLive(r Resource, u *unstructured.Unstructured) (runtime.Object, bool) {
 	if err := upgrades[u.GroupVersionKind()].apply(u.Object); err != nil {
-		slog.Debug("skipping an older object whose fields do not map onto the current version",
+		c.logger.Debug("skipping an older object whose fields do not map onto the current version",
 			"resource", r.Name, "name", u.GetName(), "reason", err)
 		return nil, false
 	}
 	u.SetAPIVersion(r.GVR.GroupVersion().String())
 	obj := r.newObject()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
-		slog.Debug("skipping an older object that does not match the current schema", "resource", r.Name, "name", u.GetName(), "reason", err)
+		c.logger.Debug("skipping an older object that does not match the current schema", "resource", r.Name, "name", u.GetName(), "reason", err)
 		return nil, false
 	}
 	return obj, true

@@ -346,6 +346,6 @@ func openClients(o *options, logger *slog.Logger) (source.Backend, *rest.Config,
 	if err != nil {
 		return nil, nil, err
 	}
-	clients, err := source.NewClients(api)
+	clients, err := source.NewClients(api, logger)
 	return clients, cfg, err
 }

@@ -83,6 +83,12 @@ func TestScenarios(t *testing.T) {
 // the exporter exports what the offline source exports for dir.
 func play(t *testing.T, dir string) (objs []*unstructured.Unstructured, want series) {
 	t.Helper()
+	return playWithin(t, dir, settle)
+}
+
+// playWithin is play with the time the exporter may take to show dir.
+func playWithin(t *testing.T, dir string, timeout time.Duration) (objs []*unstructured.Unstructured, want series) {
+	t.Helper()
 	objs, err := cluster.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +98,7 @@ func play(t *testing.T, dir string) (objs []*unstructured.Unstructured, want ser
 	if err := env.kube.applyAll(t.Context(), objs); err != nil {
 		t.Fatalf("the API server rejects the fixture %s: %v", dir, err)
 	}
-	if err := env.exporter.eventually(t.Context(), settle, sameAs(want)); err != nil {
+	if err := env.exporter.eventually(t.Context(), timeout, sameAs(want)); err != nil {
 		t.Fatalf("live scrape differs from the offline snapshot source on %s: %v", dir, err)
 	}
 	return objs, want

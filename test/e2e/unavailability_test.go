@@ -17,7 +17,10 @@ import (
 )
 
 // recovery is how long the exporter may take to come back after a fault:
-// client-go's reflectors retry with a backoff of up to 30 seconds.
+// client-go's reflectors retry a failed list on a backoff that doubles from
+// 0.8 up to 30 seconds, jittered up to twice that, and is reset only after
+// two minutes without a failure (NewExponentialBackoffManager in
+// reflector.go): a minute at most, and a margin.
 const recovery = 90 * time.Second
 
 // TestAPIServerRestart stops the API server under a running exporter and

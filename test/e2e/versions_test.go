@@ -7,10 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
@@ -29,47 +33,94 @@ var olderCRDs = map[string]string{
 // it: the running exporter, whose v1 lists now answer 404, must read them
 // in v1alpha1 and export what the offline source exports for the same
 // files. Its bare build pod is left out: the live exporter watches the
-// pods of build Jobs only (docs/versions.md). Once today's CRDs are back,
-// the exporter must read v1 again.
+// pods of build Jobs only (docs/versions.md). The deletions that follow
+// must arrive through the v1alpha1 watches, not a relist. Once today's
+// CRDs are back (the cluster upgraded), the exporter must read v1 again.
+//
+// Each CRD swap fails the exporter's lists until the new CRD is
+// established, and client-go's reflector then retries on its own backoff:
+// hence recovery, not settle, for the exporter to show the swap.
 func TestV1alpha1LiveCluster(t *testing.T) {
 	ctx := t.Context()
 	dir, err := oldAPIDir(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	upgrade := serveOlderCRDs(t, dir)
+	objs, _ := playWithin(t, withoutBarePods(t, scenario("v416-build-pod-failed")), recovery)
+
+	before, err := lists(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removeAndExpectBaseline(t, nil, objs, settle)
+	after, err := lists(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(before, after) {
+		t.Errorf("the deletions were seen by relisting, not through the v1alpha1 watches: lists %v before, %v after", before, after)
+	}
+
+	upgrade()
+	objs, _ = playWithin(t, scenario("healthy-rollout-done"), recovery)
+	removeAndExpectBaseline(t, nil, objs, settle)
+}
+
+// serveOlderCRDs replaces today's CRDs of olderCRDs with the older ones
+// from the openshift/api module in dir. It returns the upgrade back to
+// today's, which the test's cleanup runs too if the test did not.
+func serveOlderCRDs(t *testing.T, dir string) (upgrade func()) {
+	t.Helper()
+	var swaps [][2]*unstructured.Unstructured // older, current
 	for name, file := range olderCRDs {
 		objs, err := cluster.LoadFile(filepath.Join(dir, file))
 		if err != nil || len(objs) != 1 {
 			t.Fatalf("%s: %d objects, %v", file, len(objs), err)
 		}
-		current := env.crds[name]
-		if err := env.kube.Remove(ctx, current); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
+		swaps = append(swaps, [2]*unstructured.Unstructured{objs[0], env.crds[name]})
+	}
+	var once sync.Once
+	upgrade = func() {
+		once.Do(func() {
 			ctx := context.Background()
-			if err := env.kube.Remove(ctx, objs[0]); err != nil {
-				t.Error(err)
-			}
-			if err := env.kube.CreateCRD(ctx, current.DeepCopy()); err != nil {
-				t.Error(err)
+			for _, s := range swaps {
+				if err := env.kube.Remove(ctx, s[0]); err != nil {
+					t.Error(err)
+				}
+				if err := env.kube.CreateCRD(ctx, s[1].DeepCopy()); err != nil {
+					t.Error(err)
+				}
 			}
 		})
-		if err := env.kube.CreateCRD(ctx, objs[0].DeepCopy()); err != nil {
+	}
+	t.Cleanup(upgrade)
+	for _, s := range swaps {
+		if err := env.kube.Remove(t.Context(), s[1]); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.kube.CreateCRD(t.Context(), s[0].DeepCopy()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() {
-		// Registered before play's, so it runs after the objects and the
-		// v1alpha1 CRDs are gone and today's are back.
-		if err := env.exporter.eventually(context.Background(), settle, sameAs(env.baseline)); err != nil {
-			t.Errorf("the exporter does not read v1 again once it is served: %v", err)
-		}
-	})
-	objs, _ := play(t, withoutBarePods(t, scenario("v416-build-pod-failed")))
-	if len(objs) == 0 {
-		t.Fatal("no objects played")
+	return upgrade
+}
+
+// lists counts the exporter's lists of each resource of olderCRDs.
+func lists(ctx context.Context) (map[string]float64, error) {
+	s, err := env.exporter.scrape(ctx)
+	if err != nil {
+		return nil, err
 	}
+	n := map[string]float64{}
+	for k, v := range s {
+		for name := range olderCRDs {
+			if family(k) == "ocl_exporter_list_total" && matches(k, map[string]string{"resource": name}) {
+				n[name] += v
+			}
+		}
+	}
+	return n, nil
 }
 
 // oldAPIDir is the module directory of the openshift/api test/oldapi pins,

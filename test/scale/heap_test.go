@@ -49,11 +49,11 @@ func TestHeapProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clients, err := source.NewClients(api)
+	logger := slog.New(slog.DiscardHandler)
+	clients, err := source.NewClients(api, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logger := slog.New(slog.DiscardHandler)
 	src := source.New(clients, source.DefaultNamespace, logger, prometheus.NewRegistry())
 	go src.Run(t.Context())
 	if err := src.WaitReady(t.Context()); err != nil {
