@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -79,42 +80,55 @@ func TestSnapshotCoverage(t *testing.T) {
 	}
 }
 
-// TestSnapshotServesBareBuildPods: the pods resource's selector (job-name)
-// misses the bare build pods of 4.16 and 4.17; a snapshot serves them by
-// their on-cluster-layering label, and no other pod.
-func TestSnapshotServesBareBuildPods(t *testing.T) {
+// TestBuildPodsEachOnce: the watches of build pods (the Jobs' by job-name,
+// the bare pods of 4.16 by buildPod and of 4.17 by on-cluster-layering)
+// serve every build pod once and no other pod, a Job's pod that carries
+// the on-cluster-layering label too included.
+func TestBuildPodsEachOnce(t *testing.T) {
 	m := clientsFor(t, fstest.MapFS{"pods.yaml": {Data: []byte(`apiVersion: v1
 kind: List
 items:
 - apiVersion: v1
   kind: Pod
   metadata:
-    name: build-layered-1
+    name: build-rendered-layered-1
     namespace: openshift-machine-config-operator
     labels: {machineconfiguration.openshift.io/on-cluster-layering: "", machineconfiguration.openshift.io/ephemeral-build-object: ""}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: build-rendered-layered-0
+    namespace: openshift-machine-config-operator
+    labels: {machineconfiguration.openshift.io/buildPod: "", machineconfiguration.openshift.io/desiredConfig: rendered-layered-0}
 - apiVersion: v1
   kind: Pod
   metadata: {name: build-layered-2-abcde, namespace: openshift-machine-config-operator, labels: {job-name: build-layered-2}}
 - apiVersion: v1
   kind: Pod
+  metadata:
+    name: build-layered-3-fghij
+    namespace: openshift-machine-config-operator
+    labels: {job-name: build-layered-3, machineconfiguration.openshift.io/on-cluster-layering: ""}
+- apiVersion: v1
+  kind: Pod
   metadata: {name: machine-config-daemon-x, namespace: openshift-machine-config-operator, labels: {k8s-app: machine-config-daemon}}
 `)}})
-	var pods Resource
+	var names []string
 	for _, r := range Resources() {
-		if r.Name == "pods" {
-			pods = r
+		if r.GVR.Resource != "pods" || r.Kind != "Pod" || r.Name == "pods@machine-os-builder" {
+			continue
+		}
+		list, err := m.List(context.Background(), r, "openshift-machine-config-operator", metav1.ListOptions{LabelSelector: r.LabelSelector})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range list.(*corev1.PodList).Items {
+			names = append(names, p.Name)
 		}
 	}
-	list, err := m.List(context.Background(), pods, "openshift-machine-config-operator", metav1.ListOptions{LabelSelector: pods.LabelSelector})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, p := range list.(*corev1.PodList).Items {
-		names = append(names, p.Name)
-	}
-	if strings.Join(names, ",") != "build-layered-1,build-layered-2-abcde" {
-		t.Errorf("pods served: %v", names)
+	slices.Sort(names)
+	if got := strings.Join(names, ","); got != "build-layered-2-abcde,build-layered-3-fghij,build-rendered-layered-0,build-rendered-layered-1" {
+		t.Errorf("build pods served: %v", got)
 	}
 }
 

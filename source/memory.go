@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -79,8 +78,7 @@ func name(o runtime.Object) string {
 }
 
 // List returns copies of r's objects in namespace ("" for all) that match
-// o's selectors; asked with r's own label selector, those that match r's
-// OfflineLabelSelectors too.
+// o's selectors.
 func (m *Memory) List(_ context.Context, r Resource, namespace string, o metav1.ListOptions) (runtime.Object, error) {
 	items, err := m.matching(r, namespace, o)
 	if err != nil {
@@ -136,24 +134,13 @@ func (m *Memory) matching(r Resource, namespace string, o metav1.ListOptions) ([
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("listing %s: field label not supported: %s", r.Name, req.Field))
 		}
 	}
-	var also []labels.Selector
-	if o.LabelSelector == r.LabelSelector {
-		for _, s := range r.OfflineLabelSelectors {
-			sel, err := labels.Parse(s)
-			if err != nil {
-				return nil, fmt.Errorf("listing %s: offline label selector %q: %w", r.Name, s, err)
-			}
-			also = append(also, sel)
-		}
-	}
 	var out []runtime.Object
 	for _, obj := range m.byKind[schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}] {
 		om := obj.(metav1.Object)
 		if namespace != "" && om.GetNamespace() != namespace {
 			continue
 		}
-		set := labels.Set(om.GetLabels())
-		if (ls.Matches(set) || slices.ContainsFunc(also, func(s labels.Selector) bool { return s.Matches(set) })) && fs.Matches(selectableFields(obj)) {
+		if ls.Matches(labels.Set(om.GetLabels())) && fs.Matches(selectableFields(obj)) {
 			out = append(out, obj.DeepCopyObject())
 		}
 	}

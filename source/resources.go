@@ -64,9 +64,6 @@ type Resource struct {
 	// Selectors narrow the watch server-side to keep memory flat.
 	LabelSelector string
 	FieldSelector string
-	// OfflineLabelSelectors are more selectors the offline backend serves
-	// too, where one watch cannot OR two selectors.
-	OfflineLabelSelectors []string
 
 	newObject func() runtime.Object
 	newList   func() runtime.Object
@@ -105,9 +102,13 @@ func Resources() []Resource {
 		withLabelSelector(LabelOnClusterLayering, typed("jobs.batch", gvr("batch", "v1", "jobs"), true,
 			func(c *analysis.Cluster) *[]*batchv1.Job { return &c.Jobs },
 			func() runtime.Object { return &batchv1.JobList{} })),
-		withOfflineLabelSelectors([]string{LabelOnClusterLayering, analysis.LabelBuildPod416}, withLabelSelector(LabelJobName, typed("pods", gvr("", "v1", "pods"), true,
-			func(c *analysis.Cluster) *[]*corev1.Pod { return &c.Pods },
-			func() runtime.Object { return &corev1.PodList{} }))),
+		withLabelSelector(LabelJobName, buildPods()),
+		// 4.16 and 4.17 ran a build in one bare pod that no Job labels
+		// (docs/versions.md): 4.16's carries the buildPod label, 4.17's the
+		// on-cluster-layering one its other ephemeral objects carry. Both
+		// watches are empty from 4.18 on.
+		part("build-4.16", "", withLabelSelector(analysis.LabelBuildPod416, buildPods())),
+		part("build-4.17", "", withLabelSelector(LabelOnClusterLayering+",!"+LabelJobName, buildPods())),
 		withFieldSelector("metadata.name="+BuilderDeploymentName, deployments()),
 		// The controller's image is the release's MCO image, which the
 		// builder's must match after an upgrade (OCPBUGS-56220).
@@ -155,6 +156,13 @@ func metadataOnly(name string, r schema.GroupVersionResource, kind string, names
 	}
 }
 
+// buildPods are the pods builds run in.
+func buildPods() Resource {
+	return typed("pods", gvr("", "v1", "pods"), true,
+		func(c *analysis.Cluster) *[]*corev1.Pod { return &c.Pods },
+		func() runtime.Object { return &corev1.PodList{} })
+}
+
 // deployments are read one by name, per watch: RBAC grants them by name.
 func deployments() Resource {
 	return typed("deployments.apps", gvr("apps", "v1", "deployments"), true,
@@ -185,14 +193,6 @@ func part(name, namespace string, r Resource) Resource {
 
 func withLabelSelector(s string, r Resource) Resource { r.LabelSelector = s; return r }
 func withFieldSelector(s string, r Resource) Resource { r.FieldSelector = s; return r }
-
-// withOfflineLabelSelectors: the bare build pods of 4.16 (buildPod label)
-// and 4.17 (on-cluster-layering label), which no Job labels, are read from
-// snapshots.
-func withOfflineLabelSelectors(s []string, r Resource) Resource {
-	r.OfflineLabelSelectors = s
-	return r
-}
 
 // namespace is where r is watched, given the MCO namespace: "" for all.
 func (r Resource) namespace(mco string) string {

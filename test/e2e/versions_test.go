@@ -6,9 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -32,8 +30,7 @@ var olderCRDs = map[string]string{
 // 4.16 API server does, in v1alpha1 only, and plays the 4.16 scenario on
 // it: the running exporter, whose v1 lists now answer 404, must read them
 // in v1alpha1 and export what the offline source exports for the same
-// files. Its bare build pod is left out: the live exporter watches the
-// pods of build Jobs only (docs/versions.md). The deletions that follow
+// files, its bare build pod (no Job) included. The deletions that follow
 // must arrive through the v1alpha1 watches, not a relist. Once today's
 // CRDs are back (the cluster upgraded), the exporter must read v1 again.
 //
@@ -47,7 +44,7 @@ func TestV1alpha1LiveCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	upgrade := serveOlderCRDs(t, dir)
-	objs, _ := playWithin(t, withoutBarePods(t, scenario("v416-build-pod-failed")), recovery)
+	objs, _ := playWithin(t, scenario("v416-build-pod-failed"), recovery)
 
 	before, err := lists(ctx)
 	if err != nil {
@@ -140,31 +137,4 @@ func oldAPIDir(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("go mod download in test/oldapi: %s", m.Error)
 	}
 	return m.Dir, nil
-}
-
-// withoutBarePods copies a scenario with an empty list of pods.
-func withoutBarePods(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if d.Name() == "pods.yaml" {
-			data = []byte("apiVersion: v1\nkind: List\nitems: []\n")
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
 }
