@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -78,6 +79,9 @@ type Build struct {
 	Phase    BuildPhase
 	// Created, Started and Ended are zero when the field is unset.
 	Created, Started, Ended time.Time
+	// BarePod is the pod 4.16 or 4.17 ran the build in without a Job,
+	// when it is there: where its logs are.
+	BarePod string
 	// PodFailures is how many build pods failed: the Job retries three
 	// times, so a build still Building may already have failed pods.
 	PodFailures int
@@ -197,6 +201,9 @@ func (c *Cluster) build(b *mcfgv1.MachineOSBuild) Build {
 		FailedPods:      failedPods,
 	}
 	out.PodsDeleted = max(out.PodFailures-total(failedPods), 0)
+	if i := slices.IndexFunc(pods, func(p *corev1.Pod) bool { return barePodOf(p, b) }); i >= 0 {
+		out.BarePod = pods[i].Name
+	}
 	if !out.Phase.terminal() {
 		if c.Captured(KindJob) {
 			gone := job == nil && hadJob(b)

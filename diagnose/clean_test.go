@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/plaintext"
 )
 
@@ -127,7 +128,7 @@ func TestCommandsQuoteNames(t *testing.T) {
 			t.Errorf("secret %q: %s, want %s", name, got, want)
 		}
 	}
-	if got := buildCommands("b;rm", "ns")[1]; got != "oc -n ns get pods -l job-name=build-'b;rm'" {
+	if got := buildCommands(analysis.Build{Name: "b;rm"}, "ns")[1]; got != "oc -n ns get pods -l job-name=build-'b;rm'" {
 		t.Errorf("a name inside a word: %s", got)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/ocl-exporter/ocl_exporter/analysis"
 )
 
 // The next oc commands for each kind of finding, with the real names. They
@@ -98,8 +100,20 @@ func notStartedCommands(mosc, pool, ns string) []string {
 	}
 }
 
-func buildCommands(mosb, ns string) []string {
-	words(&mosb, &ns)
+// buildCommands read a build's Job and pods, or the bare pod 4.16 and 4.17
+// ran it in, with its dockerfile-<rendered config> ConfigMap.
+func buildCommands(b analysis.Build, ns string) []string {
+	mosb, pod, rendered := b.Name, b.BarePod, b.RenderedConfig
+	words(&mosb, &pod, &rendered, &ns)
+	if b.BarePod != "" {
+		return []string{
+			"oc get machineosbuild " + mosb,
+			fmt.Sprintf("oc -n %s get pod %s", ns, pod),
+			fmt.Sprintf("oc -n %s logs pod/%s -c image-build --tail=20", ns, pod),
+			fmt.Sprintf("oc -n %s describe pod %s", ns, pod),
+			fmt.Sprintf("oc -n %s get configmap dockerfile-%s -o jsonpath='{.data.Dockerfile}'", ns, rendered),
+		}
+	}
 	return []string{
 		"oc get machineosbuild " + mosb,
 		fmt.Sprintf("oc -n %s get pods -l job-name=build-%s", ns, mosb),

@@ -63,7 +63,7 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 		return []Check{created.done(), pods.done(), duration.done(), result.done(), leftovers.done()}
 	}
 	mosb := Object{Kind: "MachineOSBuild", Name: bd.Name}
-	cmds := buildCommands(bd.Name, ns)
+	cmds := buildCommands(bd, ns)
 	// Orphaned since their newest object at the earliest: the alert's
 	// for starts when the exporter first sees them, which no object keeps.
 	for _, o := range b.orphans[f.Name] {
