@@ -94,7 +94,7 @@ func (c *Clients) List(ctx context.Context, r Resource, namespace string, o meta
 			return list, err
 		}
 		c.older.forget(r)
-		c.logger.Info("the API server no longer serves this resource in the older version: reading it in the current one again",
+		c.logger.Info("the API server no longer serves this resource in the older version: trying the current one",
 			"resource", r.Name, "version", old.Version)
 	}
 	out := r.newList()
