@@ -28,7 +28,7 @@ func apiServer(t *testing.T) *Clients {
 	pods := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "7"}, Items: []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "build-1-abcde", Namespace: DefaultNamespace}}}}
 	moscs := `{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineOSConfigList","metadata":{"resourceVersion":"8"},` +
 		`"items":[{"metadata":{"name":"infra"},"spec":{"machineConfigPool":{"name":"infra"}}}]}`
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return liveClients(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		switch {
 		case r.URL.Path == "/api/v1/namespaces/"+DefaultNamespace+"/pods" && q.Get("labelSelector") == LabelJobName && q.Get("watch") == "":
@@ -53,6 +53,12 @@ func apiServer(t *testing.T) *Clients {
 			http.NotFound(w, r)
 		}
 	}))
+}
+
+// liveClients is the live backend on an API server that h plays.
+func liveClients(t *testing.T, h http.Handler) *Clients {
+	t.Helper()
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	api, err := kubeapi.New(&rest.Config{Host: srv.URL}, "test")
 	if err != nil {

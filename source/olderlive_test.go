@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -16,10 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
-
-	"github.com/ocl-exporter/ocl_exporter/kubeapi"
 )
 
 // notServed is the API server's answer for a version no CRD serves.
@@ -59,7 +54,7 @@ func olderAPIServer(t *testing.T, builds []unstructured.Unstructured, upgraded *
 		}
 		fmt.Fprintf(w, "%s\n", b)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return liveClients(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		path, watching := r.URL.Path, r.URL.Query().Get("watch") == "true"
 		switch {
@@ -82,16 +77,6 @@ func olderAPIServer(t *testing.T, builds []unstructured.Unstructured, upgraded *
 			fmt.Fprint(w, notServed)
 		}
 	}))
-	t.Cleanup(srv.Close)
-	api, err := kubeapi.New(&rest.Config{Host: srv.URL}, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewClients(api, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 func must[T any](v T, err error) T {
