@@ -41,7 +41,7 @@ func TestRuleLimitsAreTheRules(t *testing.T) {
 }
 
 // rulesWith is the real rule files with one edit.
-func rulesWith(t *testing.T, old, new string) fstest.MapFS {
+func rulesWith(t *testing.T, from, to string) fstest.MapFS {
 	t.Helper()
 	fsys := fstest.MapFS{}
 	paths, err := os.ReadDir("..")
@@ -57,13 +57,13 @@ func rulesWith(t *testing.T, old, new string) fstest.MapFS {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := string(b); strings.Contains(s, old) {
-			b, edited = []byte(strings.Replace(s, old, new, 1)), true
+		if s := string(b); strings.Contains(s, from) {
+			b, edited = []byte(strings.Replace(s, from, to, 1)), true
 		}
 		fsys[p.Name()] = &fstest.MapFile{Data: b}
 	}
 	if !edited {
-		t.Fatalf("no rule file holds %q", old)
+		t.Fatalf("no rule file holds %q", from)
 	}
 	return fsys
 }

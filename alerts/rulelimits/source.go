@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/format"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/ocl-exporter/ocl_exporter/alerts"
@@ -20,7 +21,7 @@ func Source(l alerts.Limits) ([]byte, error) {
 	v := reflect.ValueOf(l)
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
-		value := fmt.Sprint(v.Field(i).Int())
+		value := strconv.FormatInt(v.Field(i).Int(), 10)
 		if d, ok := v.Field(i).Interface().(time.Duration); ok {
 			value = fmt.Sprintf("%d * time.Second", int64(d/time.Second))
 			if d%time.Second != 0 {
