@@ -2,7 +2,6 @@ package classify
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/ocl-exporter/ocl_exporter/plaintext"
@@ -308,11 +307,11 @@ const ellipsis = "…"
 // clip returns a MaxExcerpt-byte window of line that starts a little before
 // the match at lo and runs as far to the right as it can: error chains read
 // from the outermost operation to the innermost cause, so what follows the
-// match explains it. Invalid UTF-8 becomes '?' and control characters
-// spaces, so the excerpt is safe in a label or an alert description.
+// match explains it. The text is plaintext.Clean'd first, so the excerpt
+// is safe in a label, an alert description and a report.
 func clip(line string, lo int) string {
-	line = clean(line)
-	lo = min(lo, len(line)) // clean only shrinks
+	line = plaintext.Clean(line)
+	lo = min(lo, len(line))
 	if t := strings.TrimSpace(line); len(t) <= MaxExcerpt {
 		return t
 	}
@@ -334,43 +333,4 @@ func clip(line string, lo int) string {
 		out += ellipsis
 	}
 	return out
-}
-
-// clean replaces each run of invalid UTF-8 with '?' and each control
-// character (C0, DEL, C1) with a space, and drops the invisible format
-// characters (bidi overrides and isolates, zero-width marks) that reorder
-// or hide text, as the /status page does. The result is never longer
-// than s.
-func clean(s string) string {
-	if !strings.ContainsFunc(s, unsafeRune) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	bad := false
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		i += n
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			if !bad {
-				b.WriteByte('?')
-			}
-			bad = true
-			continue
-		case unicode.IsControl(r):
-			b.WriteByte(' ')
-		case unicode.Is(unicode.Cf, r):
-		default:
-			b.WriteRune(r)
-		}
-		bad = false
-	}
-	return b.String()
-}
-
-// unsafeRune is what clean replaces or drops: what plaintext.Unsafe says
-// no report prints, and invalid UTF-8.
-func unsafeRune(r rune) bool {
-	return r == utf8.RuneError || plaintext.Unsafe(r)
 }

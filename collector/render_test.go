@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -33,7 +34,15 @@ func (c *changing) Status() []source.ResourceStatus {
 	return []source.ResourceStatus{{Resource: "nodes", Seen: true, Available: c.available.Load()}}
 }
 
+// TestRendererFollowsGeneration runs in a synctest bubble: the renderer's
+// tickers run on the bubble's clock, so "no re-render while the generation
+// stands still" is checked after six ticks have really passed, however
+// loaded the machine is.
 func TestRendererFollowsGeneration(t *testing.T) {
+	synctest.Test(t, testRendererFollowsGeneration)
+}
+
+func testRendererFollowsGeneration(t *testing.T) {
 	src := &changing{view: view{cluster: &analysis.Cluster{}}}
 	r, err := NewRenderer(New(src, DefaultOptions), src, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -61,28 +70,30 @@ func TestRendererFollowsGeneration(t *testing.T) {
 		}
 		return -1
 	}
-	waitFor := func(want float64) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for value() != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("resource_available = %v, want %v", value(), want)
-			}
-			time.Sleep(time.Millisecond)
-		}
+	// One tick, then every goroutine of the bubble is blocked again: the
+	// renderer has done what that tick asks.
+	tick := func(n int) {
+		time.Sleep(time.Duration(n) * 5 * time.Millisecond)
+		synctest.Wait()
 	}
-	waitFor(0)
+	tick(1)
+	if v := value(); v != 0 {
+		t.Fatalf("resource_available = %v after the first render, want 0", v)
+	}
 	if !r.Ready() {
 		t.Error("not ready after rendering a ready source")
 	}
 
 	src.available.Store(true)
-	time.Sleep(30 * time.Millisecond)
+	tick(6)
 	if value() != 0 {
 		t.Fatal("re-rendered although the generation did not move")
 	}
 	src.gen.Add(1)
-	waitFor(1)
+	tick(1)
+	if v := value(); v != 1 {
+		t.Fatalf("resource_available = %v one tick after the generation moved, want 1", v)
+	}
 	if n := testutil.CollectAndCount(New(src, DefaultOptions), "ocl_exporter_resource_available"); n != 1 {
 		t.Errorf("direct collection has %d series", n)
 	}
@@ -140,25 +151,27 @@ func (s *starting) Ready() bool { return s.ready.Load() }
 
 // TestRendererReadyOnceTheSourceIs: with a long render interval, the
 // renderer is ready soon after the source, not an interval later.
+// It runs in a synctest bubble, so "not ready yet" is checked once the
+// first render has really happened, and "ready" one readyPoll later.
 func TestRendererReadyOnceTheSourceIs(t *testing.T) {
-	src := &starting{changing: changing{view: view{cluster: &analysis.Cluster{}}}}
-	r, err := NewRenderer(New(src, DefaultOptions), src, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go r.Run(ctx, time.Hour)
-	time.Sleep(20 * time.Millisecond) // the first render, of a source not ready
-	if r.Ready() {
-		t.Fatal("ready before the source")
-	}
-	src.ready.Store(true)
-	deadline := time.Now().Add(10 * time.Second)
-	for !r.Ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("not ready 10s after the source, with a render interval of 1h")
+	synctest.Test(t, func(t *testing.T) {
+		src := &starting{changing: changing{view: view{cluster: &analysis.Cluster{}}}}
+		r, err := NewRenderer(New(src, DefaultOptions), src, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go r.Run(ctx, time.Hour)
+		synctest.Wait() // the first render, of a source not ready
+		if r.Ready() {
+			t.Fatal("ready before the source")
+		}
+		src.ready.Store(true)
+		time.Sleep(readyPoll)
+		synctest.Wait()
+		if !r.Ready() {
+			t.Fatalf("not ready %v after the source, with a render interval of 1h", readyPoll)
+		}
+	})
 }

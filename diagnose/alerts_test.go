@@ -116,59 +116,6 @@ func TestEveryAlertHasACheck(t *testing.T) {
 	}
 }
 
-// TestLimitsMatchTheAlerts checks the limits diagnose reads from the
-// compiled-in rule files (alerts.Durations) against the files on disk,
-// parsed apart: the reader, not a hand copy, is what it guards.
-func TestLimitsMatchTheAlerts(t *testing.T) {
-	rs := rules(t)
-	for _, c := range []struct {
-		rule, field string
-		want        time.Duration
-	}{
-		{"ocl:build_max_duration_seconds", "vector", BuildMaxDuration},
-		{"OCLMachineOSBuildNotStarted", ">", BuildNotStartedAfter},
-		{"OCLPrebuiltImageNotSeeded", "for", NotSeededAfter},
-		{"OCLBuildObjectsLeftBehind", "for", LeftoversAfter},
-		{"OCLRolloutStalled", "for", StalledAfter},
-		{"OCLPoolPausedWithPendingImage", "for", PausedAfter},
-		{"OCLNodeNotOnDesiredImage", "for", UpdatingTooLongAfter},
-		{"OCLBuildObjectsOrphaned", "for", OrphanedAfter},
-		{"OCLPoolMaxUnavailableExceeded", "for", OverMaxUnavailableAfter},
-	} {
-		r, ok := rs[c.rule]
-		if !ok {
-			t.Errorf("rule %s is gone: update its limit in build.go", c.rule)
-			continue
-		}
-		var got time.Duration
-		switch c.field {
-		case "for":
-			d, err := model.ParseDuration(r.For)
-			if err != nil {
-				t.Fatalf("%s: for %q: %v", c.rule, r.For, err)
-			}
-			got = time.Duration(d)
-		case "vector":
-			got = seconds(t, strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(r.Expr), "vector("), ")"))
-		case ">":
-			i := strings.LastIndex(r.Expr, "> ")
-			got = seconds(t, strings.Fields(r.Expr[i+2:])[0])
-		}
-		if got != c.want {
-			t.Errorf("%s waits %s, diagnose %s: make them equal", c.rule, got, c.want)
-		}
-	}
-}
-
-func seconds(t *testing.T, s string) time.Duration {
-	t.Helper()
-	d, err := time.ParseDuration(s + "s")
-	if err != nil {
-		t.Fatalf("%q is not a number of seconds: %v", s, err)
-	}
-	return d
-}
-
 // TestFailuresLinkExistingRunbooks: every failed check of every fixture
 // names the runbook of one of its alerts, and that runbook exists.
 func TestFailuresLinkExistingRunbooks(t *testing.T) {

@@ -15,60 +15,6 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
-// Limits the alerts wait for before they fire, read from the rule files
-// compiled into the binary: a wait shorter than its limit is Running, not
-// Failed, and an alert's limit is changed in its rule file alone.
-var (
-	// BuildMaxDuration is ocl:build_max_duration_seconds.
-	BuildMaxDuration time.Duration
-	// BuildNotStartedAfter is OCLMachineOSBuildNotStarted's threshold.
-	BuildNotStartedAfter time.Duration
-	// NotSeededAfter is OCLPrebuiltImageNotSeeded's for.
-	NotSeededAfter time.Duration
-	// LeftoversAfter is OCLBuildObjectsLeftBehind's for.
-	LeftoversAfter time.Duration
-	// StalledAfter is OCLRolloutStalled's for.
-	StalledAfter time.Duration
-	// PausedAfter is OCLPoolPausedWithPendingImage's for.
-	PausedAfter time.Duration
-	// UpdatingTooLongAfter is OCLNodeNotOnDesiredImage's for.
-	UpdatingTooLongAfter time.Duration
-	// OrphanedAfter is OCLBuildObjectsOrphaned's for.
-	OrphanedAfter time.Duration
-	// RepeatedPodFailures is how many failed pods of a running build make
-	// it failing (OCLMachineOSBuildFailed), not a healthy retry: the
-	// rules' machineosbuild:mosb_build_failed_pods:without_evictions >= N.
-	RepeatedPodFailures int
-	// OverMaxUnavailableAfter is OCLPoolMaxUnavailableExceeded's for.
-	OverMaxUnavailableAfter time.Duration
-)
-
-func init() {
-	d, err := alerts.Durations(
-		alerts.Limit{Rule: "ocl:build_max_duration_seconds", Field: "vector"},
-		alerts.Limit{Rule: "OCLMachineOSBuildNotStarted", Field: "threshold"},
-		alerts.Limit{Rule: "OCLPrebuiltImageNotSeeded", Field: "for"},
-		alerts.Limit{Rule: "OCLBuildObjectsLeftBehind", Field: "for"},
-		alerts.Limit{Rule: "OCLRolloutStalled", Field: "for"},
-		alerts.Limit{Rule: "OCLPoolPausedWithPendingImage", Field: "for"},
-		alerts.Limit{Rule: "OCLNodeNotOnDesiredImage", Field: "for"},
-		alerts.Limit{Rule: "OCLBuildObjectsOrphaned", Field: "for"},
-		alerts.Limit{Rule: "OCLPoolMaxUnavailableExceeded", Field: "for"},
-	)
-	if err != nil {
-		panic(err) // the rule files are compiled in: every test of diagnose fails first
-	}
-	BuildMaxDuration, BuildNotStartedAfter, NotSeededAfter, LeftoversAfter, StalledAfter, PausedAfter, UpdatingTooLongAfter, OrphanedAfter, OverMaxUnavailableAfter =
-		d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8]
-	if RepeatedPodFailures, err = alerts.AtLeast(PodFailuresSeries); err != nil {
-		panic(err)
-	}
-}
-
-// PodFailuresSeries is the recording rule the alerts count a build's
-// failed pods with.
-const PodFailuresSeries = "machineosbuild:mosb_build_failed_pods:without_evictions"
-
 // Options shape a report.
 type Options struct {
 	// RunbookBase is prefixed to "<Alert>.md"; it ends with a slash.
@@ -79,6 +25,9 @@ type Options struct {
 	// source.ResourceStatus.PublicReason): /status may be read by anyone
 	// who can reach it.
 	Public bool
+	// Limits are the waits and counts the alerts fire at; the zero value
+	// means alerts.RuleLimits, those of the rule files.
+	Limits alerts.Limits
 }
 
 // resourceMachineOSConfigs is the resource without which nothing can be
@@ -146,6 +95,7 @@ func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int) (V
 type builder struct {
 	c       *analysis.Cluster
 	o       Options
+	limits  alerts.Limits
 	now     time.Time
 	moscs   map[string]analysis.MachineOSConfigFinding // by pool
 	objects map[string]*mcfgv1.MachineOSConfig         // by name
@@ -162,9 +112,12 @@ type builder struct {
 
 func newBuilder(c *analysis.Cluster, o Options) *builder {
 	b := &builder{
-		c: c, o: o, now: c.Now,
+		c: c, o: o, limits: o.Limits, now: c.Now,
 		moscs: map[string]analysis.MachineOSConfigFinding{}, objects: map[string]*mcfgv1.MachineOSConfig{},
 		builds: map[string]analysis.Build{}, waits: map[string]analysis.BuildWait{}, left: map[string]int{}, building: map[string]bool{}, orphans: map[string][]analysis.Orphan{},
+	}
+	if b.limits == (alerts.Limits{}) {
+		b.limits = alerts.RuleLimits
 	}
 	all := analysis.Analyze(c, 0)
 	b.rollout, b.builder, b.op = all.Rollout, all.Builder, all.Operator

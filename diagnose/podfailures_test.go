@@ -4,16 +4,18 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ocl-exporter/ocl_exporter/alerts"
 )
 
 // TestRepeatedPodFailuresAreTheRunbooks': the count of failed build pods
-// that pages is read from the rules (alerts.AtLeast: every rule comparing
-// PodFailuresSeries agrees); the runbooks that explain the split between
+// that pages is read from the rules (alerts.Limits.RepeatedPodFailures:
+// every rule comparing its series agrees); the runbooks that explain the split between
 // a retry and a failing build must say the same number.
 func TestRepeatedPodFailuresAreTheRunbooks(t *testing.T) {
-	word := map[int]string{1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}[RepeatedPodFailures]
+	word := map[int]string{1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}[alerts.RuleLimits.RepeatedPodFailures]
 	if word == "" {
-		t.Fatalf("RepeatedPodFailures = %d: give it a word here", RepeatedPodFailures)
+		t.Fatalf("RepeatedPodFailures = %d: give it a word here", alerts.RuleLimits.RepeatedPodFailures)
 	}
 	for file, says := range map[string]string{
 		"OCLBuildPodsFailing.md":     word + " or more page",
@@ -24,7 +26,7 @@ func TestRepeatedPodFailuresAreTheRunbooks(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), says) {
-			t.Errorf("runbooks/%s does not say %q: the rules page from %d failed build pods", file, says, RepeatedPodFailures)
+			t.Errorf("runbooks/%s does not say %q: the rules page from %d failed build pods", file, says, alerts.RuleLimits.RepeatedPodFailures)
 		}
 	}
 }

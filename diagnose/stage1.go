@@ -86,7 +86,7 @@ func (b *builder) configChecks(f analysis.MachineOSConfigFinding) []Check {
 			Message: "the pre-built image has not been seeded", Since: timePtr(created),
 			Commands: prebuiltCommands(f.Name, f.Pool, ns),
 		}
-		if b.now.Sub(created) >= NotSeededAfter {
+		if b.now.Sub(created) >= b.limits.NotSeededAfter {
 			fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertPrebuiltNotSeeded)
 			seeded.fail(fd)
 		} else {

@@ -27,7 +27,7 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 		case !b.builder.Ready && !b.builder.Unknown:
 			fd.Class, fd.Runbook = classify.BuilderUnavailable, b.runbook(alertBuilderNotReady)
 			created.fail(fd)
-		case b.now.Sub(w.Since) > BuildNotStartedAfter:
+		case b.now.Sub(w.Since) > b.limits.BuildNotStartedAfter:
 			fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertBuildNotStarted)
 			created.fail(fd)
 		default:
@@ -67,7 +67,7 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 	// Orphaned since their newest object at the earliest: the alert's
 	// for starts when the exporter first sees them, which no object keeps.
 	for _, o := range b.orphans[f.Name] {
-		if b.now.Sub(o.Newest) > OrphanedAfter {
+		if b.now.Sub(o.Newest) > b.limits.OrphanedAfter {
 			leftovers.fail(Finding{
 				Object:  Object{Kind: "MachineOSBuild", Name: o.MachineOSBuild},
 				Message: fmt.Sprintf("%d ConfigMap(s), Secret(s) and Job(s) in %s name MachineOSBuild %s, which no longer exists: nothing will delete them", o.Count, ns, o.MachineOSBuild),
@@ -92,7 +92,7 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 		}
 		setCause(&fd, bd.Failure)
 		result.fail(fd)
-		if n := b.left[bd.Name]; n > 0 && b.now.Sub(firstSet(bd.Ended, bd.Created)) > LeftoversAfter {
+		if n := b.left[bd.Name]; n > 0 && b.now.Sub(firstSet(bd.Ended, bd.Created)) > b.limits.LeftoversAfter {
 			leftovers.fail(Finding{
 				Object: mosb, Message: fmt.Sprintf("%d ConfigMap(s), Secret(s) and Job(s) of the build are still in %s", n, ns),
 				Class: classify.Unknown, Since: timePtr(bd.Ended),
@@ -115,7 +115,7 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 			}
 			setCause(&fd, bd.Failure)
 			result.fail(fd)
-		case bd.ShownFailures() >= RepeatedPodFailures:
+		case bd.ShownFailures() >= b.limits.RepeatedPodFailures:
 			fd := Finding{
 				Object: Object{Kind: "Job", Namespace: ns, Name: "build-" + bd.Name}, Field: "status.failed",
 				Message: fmt.Sprintf("%d build pods failed and the Job still retries", bd.ShownFailures()),
@@ -131,14 +131,14 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 			}
 			setCause(&fd, bd.Stuck)
 			pods.fail(fd)
-		case b.now.Sub(start) > BuildMaxDuration:
+		case b.now.Sub(start) > b.limits.BuildMaxDuration:
 			duration.fail(Finding{
 				Object: mosb, Field: "status.buildStart",
-				Message: fmt.Sprintf("MachineOSBuild %s has been running for %s, longer than %s", bd.Name, b.now.Sub(start).Round(time.Minute), BuildMaxDuration),
+				Message: fmt.Sprintf("MachineOSBuild %s has been running for %s, longer than %s", bd.Name, b.now.Sub(start).Round(time.Minute), b.limits.BuildMaxDuration),
 				Class:   classify.Unknown, Since: timePtr(start), Runbook: b.runbook(alertBuildTooLong), Commands: cmds,
 			})
 		}
-		if bd.PodFailures > 0 && bd.ShownFailures() < RepeatedPodFailures {
+		if bd.PodFailures > 0 && bd.ShownFailures() < b.limits.RepeatedPodFailures {
 			running.Message += fmt.Sprintf("; %d build pod failed and the Job retries it", bd.PodFailures)
 			if bd.Failure != nil {
 				running.Class, running.Excerpt = bd.Failure.Class, bd.Failure.Excerpt

@@ -67,7 +67,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 		waiting = append(waiting, n.Name)
 		if n.State == analysis.MCDStateWorking && n.Failure == nil {
 			working = append(working, n.Name)
-			if since := n.UpdatingSince; !since.IsZero() && b.now.Sub(since) > UpdatingTooLongAfter {
+			if since := n.UpdatingSince; !since.IsZero() && b.now.Sub(since) > b.limits.UpdatingTooLongAfter {
 				progress.fail(Finding{
 					Object: Object{Kind: "Node", Name: n.Name}, Field: "metadata.annotations[" + analysis.NodeAnnotationState + "]",
 					Message: fmt.Sprintf("node %s has been updating (Working) for %s without reaching its desired image or config", n.Name, Ago(b.now.Sub(since))),
@@ -95,7 +95,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 		}
 		since := analysis.PoolUpdatingSince(mcp)
 		fd.Since = timePtr(since)
-		if !moving && !paused && !b.buildAwaited(pool) && !since.IsZero() && b.now.Sub(since) > StalledAfter {
+		if !moving && !paused && !b.buildAwaited(pool) && !since.IsZero() && b.now.Sub(since) > b.limits.StalledAfter {
 			fd.Message = fmt.Sprintf("%d machine(s) not on the pool's config and image and none is updating%s", max(offTarget, len(waiting)), nodeList(waiting))
 			fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertRolloutStalled)
 			progress.fail(fd)
@@ -120,7 +120,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 			since = u.LastTransitionTime.Time
 		}
 		fd.Since = timePtr(since)
-		if !since.IsZero() && b.now.Sub(since) > PausedAfter {
+		if !since.IsZero() && b.now.Sub(since) > b.limits.PausedAfter {
 			fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertPoolPaused)
 			pause.fail(fd)
 		} else {
@@ -173,7 +173,7 @@ func nodeList(nodes []string) string {
 }
 
 // maxUnavailableCheck fails when more of the pool's nodes have been off
-// their target for OverMaxUnavailableAfter than the MCO's maxUnavailable
+// their target for limits.OverMaxUnavailableAfter than the MCO's maxUnavailable
 // allows, as OCLPoolMaxUnavailableExceeded reads it (a snapshot has no
 // history, so each node's own UpdatingSince stands for it).
 func (b *builder) maxUnavailableCheck(pool string, r *analysis.PoolRollout, nodes []analysis.NodeRollout) *pending {
@@ -187,7 +187,7 @@ func (b *builder) maxUnavailableCheck(pool string, r *analysis.PoolRollout, node
 		if !n.ImageTracked || !n.ImageMismatch && !n.ConfigMismatch {
 			continue
 		}
-		if !n.UpdatingSince.IsZero() && b.now.Sub(n.UpdatingSince) <= OverMaxUnavailableAfter {
+		if !n.UpdatingSince.IsZero() && b.now.Sub(n.UpdatingSince) <= b.limits.OverMaxUnavailableAfter {
 			continue
 		}
 		moving = append(moving, n.Name)

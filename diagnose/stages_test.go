@@ -53,10 +53,12 @@ func TestLaterStagesShowTheirEvidence(t *testing.T) {
 	}
 	// A pool whose build was never created has nothing to show beyond
 	// stage 1.
-	for _, p := range r.Pools {
-		if p.Name == "gpu" && p.Stages[1].Status != NotReached {
-			t.Errorf("gpu: stage 2 %s, want not reached (no MachineOSBuild)", p.Stages[1].Status)
-		}
+	gpu := slices.IndexFunc(r.Pools, func(p Pool) bool { return p.Name == "gpu" })
+	if gpu < 0 {
+		t.Fatal("no pool gpu")
+	}
+	if st := r.Pools[gpu].Stages[1].Status; st != NotReached {
+		t.Errorf("gpu: stage 2 %s, want not reached (no MachineOSBuild)", st)
 	}
 }
 

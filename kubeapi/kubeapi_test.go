@@ -24,8 +24,10 @@ func TestReviewsRoundTrip(t *testing.T) {
 		}
 		body, _ := io.ReadAll(r.Body)
 		obj, _, err := Codecs.UniversalDeserializer().Decode(body, nil, nil)
-		if err != nil {
-			t.Fatal(err)
+		if err != nil { // t.Fatal must not be called from the handler's goroutine
+			t.Errorf("decoding the request: %v", err)
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
 		}
 		var out runtime.Object
 		switch o := obj.(type) {
@@ -44,7 +46,9 @@ func TestReviewsRoundTrip(t *testing.T) {
 		}
 		b, err := runtime.Encode(Codecs.EncoderForVersion(info.Serializer, obj.GetObjectKind().GroupVersionKind().GroupVersion()), out)
 		if err != nil {
-			t.Fatal(err)
+			t.Errorf("encoding the answer: %v", err)
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
 		}
 		w.Header().Set("Content-Type", protobuf)
 		_, _ = w.Write(b)

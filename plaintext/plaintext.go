@@ -13,22 +13,39 @@ import (
 // MaxBytes bounds every value Line returns.
 const MaxBytes = 512
 
-// Line keeps a value to one line of plain text: control characters (C0,
-// DEL, C1: escape sequences, carriage returns, bells) and the invisible
-// formatting characters that reorder or hide text (bidi overrides and
-// isolates, zero-width marks) are dropped, a line break or tab becomes a
-// space, invalid UTF-8 becomes U+FFFD, and the result is clipped to
-// MaxBytes on a rune boundary, marked with an ellipsis.
-func Line(s string) string {
-	s = strings.Map(func(r rune) rune {
+// Clean is the one rune policy for text that others wrote, wherever the
+// project shows it (reports, /status, excerpts in label values and alert
+// descriptions): each run of invalid UTF-8 becomes one U+FFFD, a
+// whitespace control (tab, line feed, vertical tab, form feed, carriage
+// return) becomes a space, and every other character Unsafe names is
+// dropped. It does not clip: each caller bounds the result for its place.
+func Clean(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || Unsafe(r) }) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
 		switch {
-		case r == '\n' || r == '\t':
+		case strings.ContainsRune("\t\n\v\f\r", r):
 			return ' '
 		case Unsafe(r):
 			return -1
 		}
 		return r
-	}, strings.ToValidUTF8(s, "\uFFFD"))
+	}, ValidUTF8(s))
+}
+
+// ValidUTF8 is Clean's rule for invalid UTF-8 alone: each run becomes one
+// U+FFFD. Label values of object names take only this part of the policy
+// (two objects must stay two series); the client library refuses invalid
+// UTF-8.
+func ValidUTF8(s string) string {
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// Line is Clean clipped to MaxBytes on a rune boundary, marked with an
+// ellipsis: one line of plain text for a report.
+func Line(s string) string {
+	s = Clean(s)
 	if len(s) <= MaxBytes {
 		return s
 	}
@@ -43,7 +60,7 @@ func Line(s string) string {
 // every control character (C0, DEL, C1), and the format characters (Cf)
 // that change how surrounding text is shown, which include the bidi
 // overrides U+202A-U+202E and isolates U+2066-U+2069 and the zero-width
-// marks. Line and the /metrics excerpt cleaner (classify) both ask it.
+// marks.
 func Unsafe(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }

@@ -10,7 +10,7 @@ func TestLine(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain":              "plain",
 		"\x1b[31mred\x1b[0m": "[31mred[0m",
-		"a\nb\tc\rd":         "a b cd",
+		"a\nb\tc\rd":         "a b c d",
 		"c1 \u009b bidi \u202eevil\u202c zero\u200bwidth": "c1  bidi evil zerowidth",
 		"bad \xff": "bad \uFFFD",
 	} {

@@ -61,9 +61,14 @@ func TestSnapshotCoverage(t *testing.T) {
 		"events@default":          "",
 		"pods@machine-os-builder": "", // pods.yaml names the kind
 	}
+	byName := make(map[string]Resource, len(Resources()))
 	for _, r := range Resources() {
-		w, ok := want[r.Name]
+		byName[r.Name] = r
+	}
+	for name, w := range want {
+		r, ok := byName[name]
 		if !ok {
+			t.Errorf("%s: no such resource in Resources()", name)
 			continue
 		}
 		err := m.NotCaptured(r)

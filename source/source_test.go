@@ -171,16 +171,18 @@ func TestUnreachableIsNotReadyUntilItRecovers(t *testing.T) {
 		return nil
 	}}
 	s := start(t, c, nil)
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		st := s.Status()[0]
-		if st.Seen {
-			if st.Problem != ProblemUnreachable || s.Ready() {
-				t.Fatalf("status %+v ready=%v", st, s.Ready())
-			}
-			break
+	// The failed list must be seen (and judged) while the server is down:
+	// the recovery half proves nothing without it.
+	deadline := time.Now().Add(30 * time.Second)
+	st := s.Status()[0]
+	for ; !st.Seen; st = s.Status()[0] {
+		if time.Now().After(deadline) {
+			t.Fatalf("the failed list was not seen within 30s: %+v", st)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if st.Problem != ProblemUnreachable || s.Ready() {
+		t.Fatalf("while unreachable: status %+v ready=%v, want %s and not ready", st, s.Ready(), ProblemUnreachable)
 	}
 	down.Store(false)
 	waitReady(t, s)

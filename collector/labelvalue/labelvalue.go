@@ -1,13 +1,17 @@
 // Package labelvalue bounds label values taken from object content, so a
-// careless or hostile object cannot blow up a scrape. It depends on the
-// standard library only, so its fuzz target builds in seconds.
+// careless or hostile object cannot blow up a scrape. It only makes the
+// value valid UTF-8 (plaintext.ValidUTF8) and clips it: text shown as an
+// excerpt is cleaned where it is cut (classify). It depends on the
+// standard library and plaintext only, so its fuzz target builds in
+// seconds.
 package labelvalue
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/ocl-exporter/ocl_exporter/plaintext"
 )
 
 // MaxBytes bounds every label value the collectors emit. Values
@@ -25,13 +29,14 @@ const truncatedMarker = "...(truncated sha256:"
 // Bound returns v when it is valid UTF-8 of at most
 // MaxBytes, else the longest prefix that ends on a character
 // boundary and leaves room for the marker, then the marker. Invalid UTF-8
-// becomes U+FFFD first: the client library refuses it.
+// becomes U+FFFD first (plaintext.ValidUTF8): the client library refuses
+// it.
 func Bound(v string) string {
 	if len(v) <= MaxBytes && utf8.ValidString(v) {
 		return v
 	}
 	sum := sha256.Sum256([]byte(v))
-	v = strings.ToValidUTF8(v, "\uFFFD")
+	v = plaintext.ValidUTF8(v)
 	if len(v) <= MaxBytes {
 		return v
 	}
