@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -222,15 +223,24 @@ func queryRange(ctx context.Context, q Querier, tmpl, matchers string, r v1.Rang
 	return m, ws, nil
 }
 
-// explain turns a query's error into one sentence with the fix.
+// explain turns a query's error into one sentence with the fix. Only a
+// failed dial or name lookup is blamed on reachability: the client wraps
+// every failure of a request, a refused credential or a redirect loop
+// included, in a *url.Error, which is a net.Error too.
 func explain(err error, query string) error {
 	var apiErr *v1.Error
-	var netErr net.Error
 	var tooLarge *TooLargeError
 	var tooMany *TooManySeriesError
+	var dial *net.OpError
+	var dns *net.DNSError
+	var untrusted *tls.CertificateVerificationError
 	switch {
 	case errors.As(err, &tooLarge), errors.As(err, &tooMany), errors.Is(err, ErrCrossHostRedirect):
 		return fmt.Errorf("query %s: %w", query, err)
+	case errors.Is(err, ErrCredentials):
+		return err
+	case errors.Is(err, ErrRedirectLoop):
+		return fmt.Errorf("%w: the querier redirects in a loop; give --prometheus the URL it ends at (a browser shows it), or fix the proxy or route in front of it", err)
 	case strings.Contains(err.Error(), "timeout awaiting response headers"):
 		return fmt.Errorf("%w: the querier accepted the connection but sent no answer within --response-header-timeout; it is overloaded or hung (raise --response-header-timeout for a slow querier)", err)
 	case errors.Is(err, context.DeadlineExceeded):
@@ -241,7 +251,9 @@ func explain(err error, query string) error {
 		return fmt.Errorf("%w: the querier forbids these queries (403); the token's identity needs permission to query metrics (on OpenShift, the cluster-monitoring-view role)", err)
 	case errors.As(err, &apiErr) && apiErr.Type == v1.ErrClient && strings.Contains(apiErr.Msg, "404"):
 		return fmt.Errorf("%w: no query API at --prometheus (404); give the base URL the API's /api/v1 lives under", err)
-	case errors.As(err, &netErr):
+	case errors.As(err, &untrusted):
+		return fmt.Errorf("%w: the querier's certificate is not trusted; pass --tls.ca-file with the CA that signed it", err)
+	case errors.As(err, &dial), errors.As(err, &dns):
 		return fmt.Errorf("%w: the querier is not reachable; check --prometheus", err)
 	}
 	return fmt.Errorf("query %s: %w", query, err)
