@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -97,8 +98,9 @@ func NewWindow(from, to time.Time) (Window, error) {
 
 // Filter narrows a review to a pool, through a federating querier to one
 // cluster's series (their external label cluster), and to the exporter's
-// series by Selector (label matchers such as job="ocl-exporter"): a
-// querier may hold series of the same names from other jobs.
+// series by Selector (label matchers such as job="ocl-exporter", read by
+// ParseSelector): a querier may hold series of the same names from other
+// jobs.
 type Filter struct {
 	Pool, Cluster, Selector string
 }
@@ -107,30 +109,31 @@ type Filter struct {
 // ServiceMonitor scrapes, as the OCLExporterDown alert matches it.
 const DefaultSelector = `job=~".*ocl-exporter.*"`
 
-// matchers are the label matchers of f for a series with a pool label;
-// cluster-wide alerts have none, which pool=~"P|" keeps. The alerts are
-// the rules' series, not the exporter's: the selector is not theirs.
-func (f Filter) matchers(alerts bool) string {
-	var m []string
-	if f.Selector != "" && !alerts {
-		m = append(m, f.Selector)
+// matchers are the label matchers of f, its selector sel parsed, for a
+// series with a pool label; cluster-wide alerts have none, which
+// pool=~"P|" keeps (P quoted as a regular expression: a pool name is
+// matched exactly either way). The alerts are the rules' series, not the
+// exporter's: the selector is not theirs.
+func (f Filter) matchers(sel []Matcher, alerts bool) string {
+	var m []Matcher
+	if !alerts {
+		m = append(m, sel...)
 	}
 	if f.Cluster != "" {
-		m = append(m, fmt.Sprintf("cluster=%q", f.Cluster))
+		m = append(m, Matcher{"cluster", "=", f.Cluster})
 	}
-	if f.Pool != "" {
-		if alerts {
-			m = append(m, fmt.Sprintf("pool=~%q", regexpQuote(f.Pool)+"|"))
-		} else {
-			m = append(m, fmt.Sprintf("pool=%q", f.Pool))
-		}
+	switch {
+	case f.Pool != "" && alerts:
+		m = append(m, Matcher{"pool", "=~", regexp.QuoteMeta(f.Pool) + "|"})
+	case f.Pool != "":
+		m = append(m, Matcher{"pool", "=", f.Pool})
 	}
-	return strings.Join(m, ", ")
+	s := make([]string, len(m))
+	for i := range m {
+		s[i] = m[i].String()
+	}
+	return strings.Join(s, ", ")
 }
-
-// regexpQuote escapes a pool name (a Kubernetes name: [a-z0-9.-]) for a
-// PromQL regexp.
-func regexpQuote(s string) string { return strings.ReplaceAll(s, ".", `\.`) }
 
 // The queries a review runs, by what they answer. Each takes the maximum
 // over the exporter's replicas; %s is the filter's matchers.
@@ -188,6 +191,10 @@ type Series map[string]model.Matrix
 // for the failures a user can fix (the address, the credentials, a
 // bound), the fix.
 func Fetch(ctx context.Context, q Querier, w Window, f Filter) (Series, []string, error) {
+	sel, err := ParseSelector(f.Selector)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--selector %w", err)
+	}
 	out := Series{}
 	var warnings []string
 	r := v1.Range{Start: w.From, End: w.To, Step: w.Step}
@@ -196,10 +203,10 @@ func Fetch(ctx context.Context, q Querier, w Window, f Filter) (Series, []string
 		if name == qExporter {
 			fm.Pool = "" // the exporter's own series have no pool
 		}
-		m, ws, err := queryRange(ctx, q, queries[name], fm.matchers(name == qAlerts), r)
+		m, ws, err := queryRange(ctx, q, queries[name], fm.matchers(sel, name == qAlerts), r)
 		warnings = append(warnings, ws...)
 		if fallback, ok := fallbacks[name]; ok && err == nil && len(m) == 0 {
-			m, ws, err = queryRange(ctx, q, fallback, fm.matchers(false), r)
+			m, ws, err = queryRange(ctx, q, fallback, fm.matchers(sel, false), r)
 			warnings = append(warnings, ws...)
 		}
 		if err != nil {

@@ -58,7 +58,7 @@ func addReviewCommand(app *kingpin.Application, o *toolOptions) {
 	r.Flag("to", "End of the window: RFC 3339, or now.").Default("now").IsSetByUser(&o.review.windowSet).StringVar(&o.review.to)
 	r.Flag("pool", "Review only this MachineConfigPool (alerts without a pool are kept).").StringVar(&o.pool)
 	r.Flag("cluster", "Review only the series with this cluster label, through a querier that federates clusters (Thanos Query).").StringVar(&o.review.cluster)
-	r.Flag("selector", "Label matchers that select the exporter's series among those of the same names the querier holds (not applied to ALERTS).").Default(review.DefaultSelector).StringVar(&o.review.selector)
+	r.Flag("selector", "Label matchers that select the exporter's series among those of the same names the querier holds (not applied to ALERTS), written as inside a PromQL selector's braces: job=\"ocl-exporter\", namespace=~\"a|b\". Anything else is refused.").Default(review.DefaultSelector).StringVar(&o.review.selector)
 	r.Flag("output", "Report format: text, markdown (for a review document) or json (docs/review.md).").Short('o').Default("text").EnumVar(&o.output, review.Formats...)
 	r.Flag("bearer-token-file", "File holding a bearer token to send, read on every query. Default: the token of the cluster configuration when it has one (--kubeconfig, the in-cluster service account, $KUBECONFIG or ~/.kube/config after oc login), none otherwise. Sent to the --prometheus host only, never over http:// without --allow-plaintext-token.").StringVar(&o.review.bearerTokenFile)
 	r.Flag("allow-plaintext-token", "Send the bearer token over plain http:// (anyone on the path can read it and act as its user). Without it, review refuses to send a token to an http:// URL.").BoolVar(&o.review.plaintextToken)

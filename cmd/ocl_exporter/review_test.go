@@ -30,6 +30,7 @@ func TestReviewRefusesBadInput(t *testing.T) {
 		{[]string{"--prometheus=http://127.0.0.1:1", "-o", "html"}, "html"},
 		{[]string{"--prometheus=http://127.0.0.1:1", "--kubeconfig=/nonexistent"}, "kubeconfig"},
 		{[]string{"--prometheus=http://127.0.0.1:1"}, "not reachable"},
+		{[]string{"--prometheus=http://127.0.0.1:1", `--selector=job="x"}) or vector(1) or up{a="`}, "--selector"},
 	} {
 		out, err := runOutput(t, append([]string{"review", "--log.level=warn"}, tc.args...)...)
 		if code := exitStatus(err); code != couldNotReview || err == nil || !strings.Contains(err.Error(), tc.want) {
