@@ -47,7 +47,9 @@ func TestParseSelectorAsPromQL(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		theirs = slices.DeleteFunc(theirs, func(m *labels.Matcher) bool { return m.Name == labels.MetricName && m.Value == "ocl_exporter_resource_available" })
+		theirs = slices.DeleteFunc(theirs, func(m *labels.Matcher) bool {
+			return m.Name == labels.MetricName && m.Value == "ocl_exporter_resource_available"
+		})
 		if len(ours) != len(theirs) {
 			t.Errorf("%q: %d matchers, PromQL %d", s, len(ours), len(theirs))
 			continue
