@@ -187,16 +187,16 @@ const (
 type Series map[string]model.Matrix
 
 // Fetch runs every query over w, and returns the series with the
-// warnings the API returned (each once). An error names the query and,
-// for the failures a user can fix (the address, the credentials, a
-// bound), the fix.
+// warnings the API returned, each distinct one once with its count,
+// bounded (warningTally). An error names the query and, for the failures
+// a user can fix (the address, the credentials, a bound), the fix.
 func Fetch(ctx context.Context, q Querier, w Window, f Filter) (Series, []string, error) {
 	sel, err := ParseSelector(f.Selector)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--selector %w", err)
 	}
 	out := Series{}
-	var warnings []string
+	var warnings warningTally
 	r := v1.Range{Start: w.From, End: w.To, Step: w.Step}
 	for _, name := range slices.Sorted(maps.Keys(queries)) {
 		fm := f
@@ -204,18 +204,17 @@ func Fetch(ctx context.Context, q Querier, w Window, f Filter) (Series, []string
 			fm.Pool = "" // the exporter's own series have no pool
 		}
 		m, ws, err := queryRange(ctx, q, queries[name], fm.matchers(sel, name == qAlerts), r)
-		warnings = append(warnings, ws...)
+		warnings.add(ws)
 		if fallback, ok := fallbacks[name]; ok && err == nil && len(m) == 0 {
 			m, ws, err = queryRange(ctx, q, fallback, fm.matchers(sel, false), r)
-			warnings = append(warnings, ws...)
+			warnings.add(ws)
 		}
 		if err != nil {
 			return nil, nil, err
 		}
 		out[name] = m
 	}
-	slices.Sort(warnings)
-	return out, slices.Compact(warnings), nil
+	return out, warnings.lines(), nil
 }
 
 // queryRange runs the query tmpl with matchers over r.

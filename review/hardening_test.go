@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -364,3 +365,32 @@ func TestBearerHeaderTrims(t *testing.T) {
 		t.Errorf("an empty token: %v", err)
 	}
 }
+
+// TestWarningsCountedAndBounded: a warning repeated is shown once with its
+// count, and past maxWarnings distinct ones the rest are only counted.
+func TestWarningsCountedAndBounded(t *testing.T) {
+	sent := []string{"partial response", "partial response"}
+	for i := range 2 * maxWarnings {
+		sent = append(sent, fmt.Sprintf("store %02d did not answer", i))
+	}
+	var queries int
+	srv := fakePrometheus(t, sent)
+	counting := roundTripFunc(func(r *http.Request) (*http.Response, error) { queries++; return http.DefaultTransport.RoundTrip(r) })
+	_, ws, err := fetchFrom(t, srv.URL, counting, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more := (2*maxWarnings - (maxWarnings - 1)) * queries // the stores past the first maxWarnings-1, in every answer
+	want := []string{
+		fmt.Sprintf("partial response (%d times)", 2*queries),
+		fmt.Sprintf("store 00 did not answer (%d times)", queries),
+		fmt.Sprintf("%d more warning(s) not shown: a review shows the first %d distinct warnings", more, maxWarnings),
+	}
+	if len(ws) != maxWarnings+1 || ws[0] != want[0] || ws[1] != want[1] || ws[len(ws)-1] != want[2] {
+		t.Errorf("%d warning lines:\n%s\nwant %d, starting %q and ending %q", len(ws), strings.Join(ws, "\n"), maxWarnings+1, want[:2], want[2])
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
