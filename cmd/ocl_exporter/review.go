@@ -53,7 +53,7 @@ const maxSecretBytes = 1 << 20
 
 func addReviewCommand(app *kingpin.Application, o *toolOptions) {
 	r := app.Command(reviewCommand, "Review an OCL incident from history: read the exporter's series and the OCL alerts over a window from Prometheus, Thanos Query or the OpenShift monitoring querier, and write a timeline per pool with time to detect, time to resolve, durations, nodes affected and retries. --example reviews a recorded history built into the binary, no querier needed. Exit 0 with a report (\"no incident\" included), 2 when it could not review (docs/review.md).")
-	r.Flag("prometheus", "Base URL of a Prometheus-compatible query API, e.g. http://localhost:9090 or https://thanos-querier-openshift-monitoring.apps.example.com. Required unless --example.").StringVar(&o.review.prometheus)
+	r.Flag("prometheus", "Base URL of a Prometheus-compatible query API, e.g. http://localhost:9090 or https://thanos-querier-openshift-monitoring.apps.example.com. A user and password in it are sent as the bearer token is. Required unless --example.").StringVar(&o.review.prometheus)
 	r.Flag("from", "Start of the window: RFC 3339 (2025-10-17T12:30:00Z), or a duration before --to (6h).").Default("6h").IsSetByUser(&o.review.windowSet).StringVar(&o.review.from)
 	r.Flag("to", "End of the window: RFC 3339, or now.").Default("now").IsSetByUser(&o.review.windowSet).StringVar(&o.review.to)
 	r.Flag("pool", "Review only this MachineConfigPool (alerts without a pool are kept).").StringVar(&o.pool)
@@ -61,7 +61,7 @@ func addReviewCommand(app *kingpin.Application, o *toolOptions) {
 	r.Flag("selector", "Label matchers that select the exporter's series among those of the same names the querier holds (not applied to ALERTS), written as inside a PromQL selector's braces: job=\"ocl-exporter\", namespace=~\"a|b\". Anything else is refused.").Default(review.DefaultSelector).StringVar(&o.review.selector)
 	r.Flag("output", "Report format: text, markdown (for a review document) or json (docs/review.md).").Short('o').Default("text").EnumVar(&o.output, review.Formats...)
 	r.Flag("bearer-token-file", "File holding a bearer token to send, read on every query. Default: the token of the cluster configuration when it has one (--kubeconfig, the in-cluster service account, $KUBECONFIG or ~/.kube/config after oc login), none otherwise. Sent to the --prometheus host only, never over http:// without --allow-plaintext-token.").StringVar(&o.review.bearerTokenFile)
-	r.Flag("allow-plaintext-token", "Send the bearer token over plain http:// (anyone on the path can read it and act as its user). Without it, review refuses to send a token to an http:// URL.").BoolVar(&o.review.plaintextToken)
+	r.Flag("allow-plaintext-token", "Send the bearer token, or the password of --prometheus, over plain http:// (anyone on the path can read it and act as its user). Without it, review refuses to send either to an http:// URL.").BoolVar(&o.review.plaintextToken)
 	r.Flag("tls.ca-file", "CA certificates to verify the querier's certificate with, instead of the system's.").StringVar(&o.review.caFile)
 	r.Flag("tls.insecure-skip-verify", "Do not verify the querier's certificate.").BoolVar(&o.review.insecure)
 	r.Flag("query-timeout", "Time allowed for each range query, answer included.").Default("2m").DurationVar(&o.review.timeout)
