@@ -210,8 +210,11 @@ func reviewTransport(o *options, u *url.URL, user *url.Userinfo, logger *slog.Lo
 	base.TLSClientConfig = tlsConfig
 	base.ResponseHeaderTimeout = ro.headerTimeout
 	header, what, err := reviewCredentials(o, u, user, logger)
-	if err != nil || header == nil {
-		return base, err
+	switch {
+	case err != nil:
+		return nil, err
+	case header == nil:
+		return base, nil
 	}
 	if u.Scheme == "http" && !ro.plaintextToken {
 		return nil, flagError("prometheus", "%s is plain http: review will not send %s where anyone on the path can read it; use https, or --allow-plaintext-token if this path is private (a port-forward to localhost)", u, what)
