@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -48,7 +49,7 @@ func TestParseSelectorAsPromQL(t *testing.T) {
 			continue
 		}
 		theirs = slices.DeleteFunc(theirs, func(m *labels.Matcher) bool {
-			return m.Name == labels.MetricName && m.Value == "ocl_exporter_resource_available"
+			return m.Name == model.MetricNameLabel && m.Value == "ocl_exporter_resource_available"
 		})
 		if len(ours) != len(theirs) {
 			t.Errorf("%q: %d matchers, PromQL %d", s, len(ours), len(theirs))
