@@ -2,12 +2,14 @@ package review
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -96,8 +98,9 @@ func NewWindow(from, to time.Time) (Window, error) {
 
 // Filter narrows a review to a pool, through a federating querier to one
 // cluster's series (their external label cluster), and to the exporter's
-// series by Selector (label matchers such as job="ocl-exporter"): a
-// querier may hold series of the same names from other jobs.
+// series by Selector (label matchers such as job="ocl-exporter", read by
+// ParseSelector): a querier may hold series of the same names from other
+// jobs.
 type Filter struct {
 	Pool, Cluster, Selector string
 }
@@ -106,30 +109,31 @@ type Filter struct {
 // ServiceMonitor scrapes, as the OCLExporterDown alert matches it.
 const DefaultSelector = `job=~".*ocl-exporter.*"`
 
-// matchers are the label matchers of f for a series with a pool label;
-// cluster-wide alerts have none, which pool=~"P|" keeps. The alerts are
-// the rules' series, not the exporter's: the selector is not theirs.
-func (f Filter) matchers(alerts bool) string {
-	var m []string
-	if f.Selector != "" && !alerts {
-		m = append(m, f.Selector)
+// matchers are the label matchers of f, its selector sel parsed, for a
+// series with a pool label; cluster-wide alerts have none, which
+// pool=~"P|" keeps (P quoted as a regular expression: a pool name is
+// matched exactly either way). The alerts are the rules' series, not the
+// exporter's: the selector is not theirs.
+func (f Filter) matchers(sel []Matcher, alerts bool) string {
+	var m []Matcher
+	if !alerts {
+		m = append(m, sel...)
 	}
 	if f.Cluster != "" {
-		m = append(m, fmt.Sprintf("cluster=%q", f.Cluster))
+		m = append(m, Matcher{"cluster", "=", f.Cluster})
 	}
-	if f.Pool != "" {
-		if alerts {
-			m = append(m, fmt.Sprintf("pool=~%q", regexpQuote(f.Pool)+"|"))
-		} else {
-			m = append(m, fmt.Sprintf("pool=%q", f.Pool))
-		}
+	switch {
+	case f.Pool != "" && alerts:
+		m = append(m, Matcher{"pool", "=~", regexp.QuoteMeta(f.Pool) + "|"})
+	case f.Pool != "":
+		m = append(m, Matcher{"pool", "=", f.Pool})
 	}
-	return strings.Join(m, ", ")
+	s := make([]string, len(m))
+	for i := range m {
+		s[i] = m[i].String()
+	}
+	return strings.Join(s, ", ")
 }
-
-// regexpQuote escapes a pool name (a Kubernetes name: [a-z0-9.-]) for a
-// PromQL regexp.
-func regexpQuote(s string) string { return strings.ReplaceAll(s, ".", `\.`) }
 
 // The queries a review runs, by what they answer. Each takes the maximum
 // over the exporter's replicas; %s is the filter's matchers.
@@ -183,31 +187,34 @@ const (
 type Series map[string]model.Matrix
 
 // Fetch runs every query over w, and returns the series with the
-// warnings the API returned (each once). An error names the query and,
-// for the failures a user can fix (the address, the credentials, a
-// bound), the fix.
+// warnings the API returned, each distinct one once with its count,
+// bounded (warningTally). An error names the query and, for the failures
+// a user can fix (the address, the credentials, a bound), the fix.
 func Fetch(ctx context.Context, q Querier, w Window, f Filter) (Series, []string, error) {
+	sel, err := ParseSelector(f.Selector)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--selector %w", err)
+	}
 	out := Series{}
-	var warnings []string
+	var warnings warningTally
 	r := v1.Range{Start: w.From, End: w.To, Step: w.Step}
 	for _, name := range slices.Sorted(maps.Keys(queries)) {
 		fm := f
 		if name == qExporter {
 			fm.Pool = "" // the exporter's own series have no pool
 		}
-		m, ws, err := queryRange(ctx, q, queries[name], fm.matchers(name == qAlerts), r)
-		warnings = append(warnings, ws...)
+		m, ws, err := queryRange(ctx, q, queries[name], fm.matchers(sel, name == qAlerts), r)
+		warnings.add(ws)
 		if fallback, ok := fallbacks[name]; ok && err == nil && len(m) == 0 {
-			m, ws, err = queryRange(ctx, q, fallback, fm.matchers(false), r)
-			warnings = append(warnings, ws...)
+			m, ws, err = queryRange(ctx, q, fallback, fm.matchers(sel, false), r)
+			warnings.add(ws)
 		}
 		if err != nil {
 			return nil, nil, err
 		}
 		out[name] = m
 	}
-	slices.Sort(warnings)
-	return out, slices.Compact(warnings), nil
+	return out, warnings.lines(), nil
 }
 
 // queryRange runs the query tmpl with matchers over r.
@@ -222,15 +229,24 @@ func queryRange(ctx context.Context, q Querier, tmpl, matchers string, r v1.Rang
 	return m, ws, nil
 }
 
-// explain turns a query's error into one sentence with the fix.
+// explain turns a query's error into one sentence with the fix. Only a
+// failed dial or name lookup is blamed on reachability: the client wraps
+// every failure of a request, a refused credential or a redirect loop
+// included, in a *url.Error, which is a net.Error too.
 func explain(err error, query string) error {
 	var apiErr *v1.Error
-	var netErr net.Error
 	var tooLarge *TooLargeError
 	var tooMany *TooManySeriesError
+	var dial *net.OpError
+	var dns *net.DNSError
+	var untrusted *tls.CertificateVerificationError
 	switch {
 	case errors.As(err, &tooLarge), errors.As(err, &tooMany), errors.Is(err, ErrCrossHostRedirect):
 		return fmt.Errorf("query %s: %w", query, err)
+	case errors.Is(err, ErrCredentials):
+		return err
+	case errors.Is(err, ErrRedirectLoop):
+		return fmt.Errorf("%w: the querier redirects in a loop; give --prometheus the URL it ends at (a browser shows it), or fix the proxy or route in front of it", err)
 	case strings.Contains(err.Error(), "timeout awaiting response headers"):
 		return fmt.Errorf("%w: the querier accepted the connection but sent no answer within --response-header-timeout; it is overloaded or hung (raise --response-header-timeout for a slow querier)", err)
 	case errors.Is(err, context.DeadlineExceeded):
@@ -241,7 +257,9 @@ func explain(err error, query string) error {
 		return fmt.Errorf("%w: the querier forbids these queries (403); the token's identity needs permission to query metrics (on OpenShift, the cluster-monitoring-view role)", err)
 	case errors.As(err, &apiErr) && apiErr.Type == v1.ErrClient && strings.Contains(apiErr.Msg, "404"):
 		return fmt.Errorf("%w: no query API at --prometheus (404); give the base URL the API's /api/v1 lives under", err)
-	case errors.As(err, &netErr):
+	case errors.As(err, &untrusted):
+		return fmt.Errorf("%w: the querier's certificate is not trusted; pass --tls.ca-file with the CA that signed it", err)
+	case errors.As(err, &dial), errors.As(err, &dns):
 		return fmt.Errorf("%w: the querier is not reachable; check --prometheus", err)
 	}
 	return fmt.Errorf("query %s: %w", query, err)

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log"
 	"log/slog"
 	"math"
 	"net/http"
@@ -249,7 +252,7 @@ func TestRedirectsStayOnTheHost(t *testing.T) {
 			http.Redirect(w, r, other.URL+r.URL.Path, code)
 		}))
 		host := strings.TrimPrefix(named.URL, "http://")
-		rt := Bearer{Scheme: "http", Host: host, Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
+		rt := Credentials{Scheme: "http", Host: host, Header: secret, Next: http.DefaultTransport, Log: discard}
 		_, _, err := fetchFrom(t, named.URL, rt, 0)
 		if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(other.URL, "http://")) || strings.Contains(err.Error(), "not reachable") {
 			t.Errorf("%d: %v, want a refusal naming the other host", code, err)
@@ -264,8 +267,8 @@ func TestRedirectsStayOnTheHost(t *testing.T) {
 	if _, _, err := fetchFrom(t, tlsSrv.URL, tlsSrv.Client().Transport, 0); err == nil || !strings.Contains(err.Error(), "from https to http") {
 		t.Errorf("https to http: %v", err)
 	}
-	// Bearer itself never sends the token elsewhere, redirect or not.
-	rt := Bearer{Scheme: "http", Host: "querier.example", Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
+	// Credentials never go elsewhere, redirect or not.
+	rt := Credentials{Scheme: "http", Host: "querier.example", Header: secret, Next: http.DefaultTransport, Log: discard}
 	req, _ := http.NewRequest(http.MethodGet, other.URL, nil)
 	if resp, err := rt.RoundTrip(req); err == nil {
 		resp.Body.Close()
@@ -278,6 +281,9 @@ func TestRedirectsStayOnTheHost(t *testing.T) {
 }
 
 var discard = slog.New(slog.DiscardHandler)
+
+// secret sends the bearer token "secret".
+var secret = BearerHeader("test", func() (string, error) { return "secret", nil })
 
 // TestSeriesCounter: the series keys of an answer are counted whatever
 // the reads cut them at, and a key inside a label value is not one.
@@ -296,9 +302,9 @@ func TestSeriesCounter(t *testing.T) {
 	}
 }
 
-// TestBearerKeepsToItsScheme: a Bearer for an https querier adds no token
+// TestCredentialsKeepToTheirScheme: Credentials for an https querier add no token
 // to a plain http request to the same host, however the client got there.
-func TestBearerKeepsToItsScheme(t *testing.T) {
+func TestCredentialsKeepToTheirScheme(t *testing.T) {
 	var got []string
 	plain := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		got = append(got, r.Header.Get("Authorization"))
@@ -306,13 +312,85 @@ func TestBearerKeepsToItsScheme(t *testing.T) {
 	defer plain.Close()
 	host := strings.TrimPrefix(plain.URL, "http://")
 	for _, scheme := range []string{"https", "http"} {
-		rt := Bearer{Scheme: scheme, Host: host, Token: func() (string, error) { return "secret", nil }, Next: http.DefaultTransport, Log: discard}
+		rt := Credentials{Scheme: scheme, Host: host, Header: secret, Next: http.DefaultTransport, Log: discard}
 		req, _ := http.NewRequest(http.MethodGet, plain.URL, nil)
 		if resp, err := rt.RoundTrip(req); err == nil {
 			resp.Body.Close()
 		}
 	}
 	if want := []string{"", "Bearer secret"}; strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Errorf("Authorization for an https Bearer, then an http one: %q, want %q", got, want)
+		t.Errorf("Authorization for https credentials, then http ones: %q, want %q", got, want)
 	}
 }
+
+// TestFetchNamesTheCause: a redirect loop, a token no header can carry
+// and an untrusted certificate are each named, and none is blamed on
+// reachability (the client wraps all three in a *url.Error, a net.Error).
+func TestFetchNamesTheCause(t *testing.T) {
+	loop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.RequestURI(), http.StatusFound)
+	}))
+	defer loop.Close()
+	ok := fakePrometheus(t, nil)
+	untrusted := httptest.NewUnstartedServer(http.NotFoundHandler())
+	untrusted.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake
+	untrusted.StartTLS()
+	defer untrusted.Close()
+	newline := BearerHeader("kubeconfig tokenFile /tmp/token", func() (string, error) { return "sha256~abc\ndef\n", nil })
+	for _, tc := range []struct {
+		name, url string
+		rt        http.RoundTripper
+		want      string
+	}{
+		{"redirect loop", loop.URL, http.DefaultTransport, "redirects in a loop"},
+		{"token with a line break", ok.URL, Credentials{Scheme: "http", Host: strings.TrimPrefix(ok.URL, "http://"), Header: newline, Next: http.DefaultTransport, Log: discard},
+			"the token of kubeconfig tokenFile /tmp/token holds a line break"},
+		{"untrusted certificate", untrusted.URL, http.DefaultTransport, "--tls.ca-file"},
+	} {
+		_, _, err := fetchFrom(t, tc.url, tc.rt, 0)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "not reachable") {
+			t.Errorf("%s: %v, want it to say %q and not blame reachability", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestBearerHeaderTrims: a token file's trailing newline is not sent, as
+// client-go reads a token file; an empty one is refused naming it.
+func TestBearerHeaderTrims(t *testing.T) {
+	h, err := BearerHeader("f", func() (string, error) { return " sha256~abc\n", nil })()
+	if err != nil || h != "Bearer sha256~abc" {
+		t.Errorf("a token with a newline: %q, %v", h, err)
+	}
+	if _, err := BearerHeader("the file f", func() (string, error) { return "\n", nil })(); err == nil || !strings.Contains(err.Error(), "the file f holds no token") {
+		t.Errorf("an empty token: %v", err)
+	}
+}
+
+// TestWarningsCountedAndBounded: a warning repeated is shown once with its
+// count, and past maxWarnings distinct ones the rest are only counted.
+func TestWarningsCountedAndBounded(t *testing.T) {
+	sent := []string{"partial response", "partial response"}
+	for i := range 2 * maxWarnings {
+		sent = append(sent, fmt.Sprintf("store %02d did not answer", i))
+	}
+	var queries int
+	srv := fakePrometheus(t, sent)
+	counting := roundTripFunc(func(r *http.Request) (*http.Response, error) { queries++; return http.DefaultTransport.RoundTrip(r) })
+	_, ws, err := fetchFrom(t, srv.URL, counting, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more := (2*maxWarnings - (maxWarnings - 1)) * queries // the stores past the first maxWarnings-1, in every answer
+	want := []string{
+		fmt.Sprintf("partial response (%d times)", 2*queries),
+		fmt.Sprintf("store 00 did not answer (%d times)", queries),
+		fmt.Sprintf("%d more warning(s) not shown: a review shows the first %d distinct warnings", more, maxWarnings),
+	}
+	if len(ws) != maxWarnings+1 || ws[0] != want[0] || ws[1] != want[1] || ws[len(ws)-1] != want[2] {
+		t.Errorf("%d warning lines:\n%s\nwant %d, starting %q and ending %q", len(ws), strings.Join(ws, "\n"), maxWarnings+1, want[:2], want[2])
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -2,12 +2,16 @@ package review
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // DefaultMaxResponseBytes is --max-response-bytes' default. A review's
@@ -129,34 +133,74 @@ func (c *seriesCounter) add(p []byte) error {
 	return nil
 }
 
-// Bearer sends the token Token returns to Host, over Scheme, only: a
-// request to any other host or over another scheme (a redirect the client
-// followed, https to http) goes without it, and the log says so.
-type Bearer struct {
+// Credentials send the Authorization header Header returns (a bearer
+// token, or the user and password --prometheus holds) to Host, over
+// Scheme, only: a request to any other host or over another scheme (a
+// redirect the client followed, https to http) goes without it, and the
+// log says so.
+type Credentials struct {
 	Scheme, Host string
-	Token        func() (string, error)
+	Header       func() (string, error)
 	Next         http.RoundTripper
 	Log          *slog.Logger
 }
 
-// RoundTrip implements http.RoundTripper.
-func (b Bearer) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Host != b.Host || req.URL.Scheme != b.Scheme {
-		b.Log.Warn("not sending the bearer token to a host or scheme --prometheus does not name", "url", req.URL.Scheme+"://"+req.URL.Host, "prometheus", b.Scheme+"://"+b.Host)
-		return b.Next.RoundTrip(req)
+// ErrCredentials is a credential review could not read or cannot send.
+var ErrCredentials = errors.New("cannot send the credentials")
+
+// BearerHeader is the header that sends the token token returns. A token
+// is trimmed of surrounding white space, as client-go reads a token file
+// (transport.fileTokenSource); one that still holds a character no HTTP
+// header carries, or none at all, is refused naming where it came from.
+func BearerHeader(from string, token func() (string, error)) func() (string, error) {
+	return func() (string, error) {
+		t, err := token()
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrCredentials, err)
+		}
+		t = strings.TrimSpace(t)
+		switch {
+		case t == "":
+			return "", fmt.Errorf("%w: %s holds no token", ErrCredentials, from)
+		case !httpguts.ValidHeaderFieldValue(t):
+			return "", fmt.Errorf("%w: the token of %s holds a line break or control character, which an HTTP header cannot carry; check what wrote it", ErrCredentials, from)
+		}
+		return "Bearer " + t, nil
 	}
-	t, err := b.Token()
+}
+
+// BasicHeader is the header that sends user's name and password.
+func BasicHeader(user *url.Userinfo) func() (string, error) {
+	password, _ := user.Password()
+	h := "Basic " + base64.StdEncoding.EncodeToString([]byte(user.Username()+":"+password))
+	return func() (string, error) { return h, nil }
+}
+
+// RoundTrip implements http.RoundTripper.
+func (c Credentials) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host != c.Host || req.URL.Scheme != c.Scheme {
+		c.Log.Warn("not sending the credentials to a host or scheme --prometheus does not name", "url", req.URL.Scheme+"://"+req.URL.Host, "prometheus", c.Scheme+"://"+c.Host)
+		return c.Next.RoundTrip(req)
+	}
+	h, err := c.Header()
 	if err != nil {
 		return nil, err
 	}
 	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+t)
-	return b.Next.RoundTrip(req)
+	req.Header.Set("Authorization", h)
+	return c.Next.RoundTrip(req)
 }
 
 // ErrCrossHostRedirect is a querier's redirect to another host, or to
 // another scheme (https to http) on its own.
 var ErrCrossHostRedirect = errors.New("redirected to another host")
+
+// ErrRedirectLoop is a querier that redirects more than maxRedirects
+// times: to itself, or between http and https behind a proxy.
+var ErrRedirectLoop = errors.New("a redirect loop")
+
+// maxRedirects is net/http's default bound.
+const maxRedirects = 10
 
 // SameHostRedirects is an http.Client CheckRedirect that follows
 // redirects on the host --prometheus names only: the credentials are for
@@ -170,8 +214,8 @@ func SameHostRedirects(host string) func(*http.Request, []*http.Request) error {
 		if req.URL.Host != host {
 			return fmt.Errorf("%w: %s sent review to %s; credentials go only to the host --prometheus names: give --prometheus=%s if that is the querier", ErrCrossHostRedirect, host, req.URL.Host, (&url.URL{Scheme: req.URL.Scheme, Host: req.URL.Host}).String())
 		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("%w: %s redirected review %d times, the last time to %s", ErrRedirectLoop, host, len(via), req.URL.Path)
 		}
 		return nil
 	}

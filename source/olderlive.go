@@ -96,9 +96,13 @@ func (c *Clients) listOlder(ctx context.Context, r Resource, old schema.GroupVer
 	if err := ul.UnmarshalJSON(body); err != nil {
 		return nil, fmt.Errorf("listing %s in %s: %w", r.Name, old.Version, err)
 	}
+	if want := old.GroupVersion().WithKind(r.Kind + "List"); ul.GroupVersionKind() != want {
+		return nil, fmt.Errorf("listing %s in %s: the API server answered a %s of %s, not a %s of %s; nothing of it is read",
+			r.Name, old.Version, ul.GetKind(), ul.GetAPIVersion(), want.Kind, want.GroupVersion())
+	}
 	items := make([]runtime.Object, 0, len(ul.Items))
 	for i := range ul.Items {
-		if obj, ok := c.upgradeLive(r, &ul.Items[i]); ok {
+		if obj, ok := c.upgradeLive(r, old, "list", &ul.Items[i]); ok {
 			items = append(items, obj)
 		}
 	}
@@ -144,7 +148,7 @@ func (c *Clients) watchOlder(ctx context.Context, r Resource, old schema.GroupVe
 			e.Object = obj
 			return e, true
 		}
-		obj, ok := c.upgradeLive(r, u)
+		obj, ok := c.upgradeLive(r, old, "watch", u)
 		e.Object = obj
 		return e, ok
 	}), nil
@@ -161,9 +165,18 @@ func (c *Clients) olderRequest(r Resource, old schema.GroupVersionResource, name
 		VersionedParams(o, kubeapi.ParameterCodec)
 }
 
-// upgradeLive rewrites an object of r's older version into r's typed
-// object; one whose fields do not map is left out, as a snapshot's is.
-func (c *Clients) upgradeLive(r Resource, u *unstructured.Unstructured) (runtime.Object, bool) {
+// upgradeLive rewrites an object of r's older version old, met in a list
+// or a watch (where), into r's typed object; one whose fields do not map
+// is left out, as a snapshot's is. So is one of another kind or version:
+// the typed path's reflector refuses those, and an upgrade would read a
+// MachineOSBuild as a MachineOSConfig without a pool.
+func (c *Clients) upgradeLive(r Resource, old schema.GroupVersionResource, where string, u *unstructured.Unstructured) (runtime.Object, bool) {
+	if want := old.GroupVersion().WithKind(r.Kind); u.GroupVersionKind() != want {
+		c.logger.Warn("the API server sent an object of another kind or version: left out",
+			"resource", r.Name, "in", where, "want", want.Kind+" "+want.GroupVersion().String(),
+			"got", u.GetKind()+" "+u.GetAPIVersion(), "name", u.GetName())
+		return nil, false
+	}
 	if err := upgrades[u.GroupVersionKind()].apply(u.Object); err != nil {
 		c.logger.Debug("skipping an older object whose fields do not map onto the current version",
 			"resource", r.Name, "name", u.GetName(), "reason", err)

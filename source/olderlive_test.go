@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -23,7 +25,18 @@ const notServed = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Fa
 // v416Builds are the MachineOSBuilds of a 4.16 scenario, in v1alpha1.
 func v416Builds(t *testing.T) []unstructured.Unstructured {
 	t.Helper()
-	y, err := os.ReadFile(filepath.Join("..", "testdata", "scenarios", "v416-build-pod-failed", "machineosbuilds.yaml"))
+	l := v416Objects(t, "machineosbuilds.yaml")
+	if len(l) < 2 {
+		t.Fatalf("want two builds in the fixture, have %d", len(l))
+	}
+	return l
+}
+
+// v416Objects are the objects of one file of a 4.16 scenario, in
+// v1alpha1.
+func v416Objects(t *testing.T, file string) []unstructured.Unstructured {
+	t.Helper()
+	y, err := os.ReadFile(filepath.Join("..", "testdata", "scenarios", "v416-build-pod-failed", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,12 +44,16 @@ func v416Builds(t *testing.T) []unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var l unstructured.UnstructuredList
-	if err := l.UnmarshalJSON(j); err != nil {
+	var u unstructured.Unstructured
+	if err := u.UnmarshalJSON(j); err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Items) < 2 {
-		t.Fatalf("want two builds in the fixture, have %d", len(l.Items))
+	if !u.IsList() {
+		return []unstructured.Unstructured{u}
+	}
+	l, err := u.ToList()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return l.Items
 }
@@ -139,5 +156,71 @@ func TestClientsReadAnOlderVersion(t *testing.T) {
 	}
 	if _, ok := c.older.get(mosbs); ok {
 		t.Error("after the upgrade the older version is still remembered")
+	}
+}
+
+// TestClientsLeaveOutAnotherKind: on the v1alpha1 fallback, a
+// MachineOSBuild among MachineOSConfigs, in a list or a watch, is left out
+// and logged, never read as a MachineOSConfig without a pool; so is an
+// object of another version; a list of another kind fails naming it. The
+// MachineOSConfigs around them are read.
+func TestClientsLeaveOutAnotherKind(t *testing.T) {
+	const v1alpha1 = "/apis/machineconfiguration.openshift.io/v1alpha1/machineosconfigs"
+	mosc, mosb := v416Objects(t, "machineosconfigs.yaml")[0], v416Builds(t)[0]
+	mosbV1 := mosb.DeepCopy()
+	mosbV1.SetAPIVersion("machineconfiguration.openshift.io/v1")
+	moscV1 := mosc.DeepCopy()
+	moscV1.SetAPIVersion("machineconfiguration.openshift.io/v1")
+	var listKind atomic.Value
+	listKind.Store("MachineOSConfigList")
+	c := liveClients(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == v1alpha1 && r.URL.Query().Get("watch") != "true":
+			fmt.Fprintf(w, `{"apiVersion":"machineconfiguration.openshift.io/v1alpha1","kind":%q,"metadata":{"resourceVersion":"10"},"items":[%s,%s,%s]}`,
+				listKind.Load(), must(json.Marshal(mosb.Object)), must(json.Marshal(moscV1.Object)), must(json.Marshal(mosc.Object)))
+		case r.URL.Path == v1alpha1:
+			for _, obj := range []*unstructured.Unstructured{&mosb, mosbV1, moscV1, &mosc} {
+				fmt.Fprintf(w, "%s\n", must(json.Marshal(map[string]any{"type": "ADDED", "object": obj.Object})))
+			}
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, notServed)
+		}
+	}))
+	var logs strings.Builder
+	c.logger = slog.New(slog.NewTextHandler(&logs, nil))
+	ctx := context.Background()
+	moscs := resource(t, "machineosconfigs.machineconfiguration.openshift.io")
+
+	list, err := c.List(ctx, moscs, "", metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ml := list.(*mcfgv1.MachineOSConfigList); len(ml.Items) != 1 || ml.Items[0].Spec.MachineConfigPool.Name != "layered" {
+		t.Errorf("the list read %d MachineOSConfig(s), want the one of pool layered: %+v", len(ml.Items), ml.Items)
+	}
+	w, err := c.Watch(ctx, moscs, "", metav1.ListOptions{ResourceVersion: "10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if e := <-w.ResultChan(); e.Type != watch.Added || e.Object.(*mcfgv1.MachineOSConfig).Spec.MachineConfigPool.Name != "layered" {
+		t.Errorf("the watch's first event: %s %#v, want the MachineOSConfig of pool layered", e.Type, e.Object)
+	}
+	for _, want := range []string{
+		"in=list want=\"MachineOSConfig machineconfiguration.openshift.io/v1alpha1\" got=\"MachineOSBuild machineconfiguration.openshift.io/v1alpha1\" name=" + mosb.GetName(),
+		"in=list want=\"MachineOSConfig machineconfiguration.openshift.io/v1alpha1\" got=\"MachineOSConfig machineconfiguration.openshift.io/v1\"",
+		"in=watch want=\"MachineOSConfig machineconfiguration.openshift.io/v1alpha1\" got=\"MachineOSBuild machineconfiguration.openshift.io/v1alpha1\" name=" + mosb.GetName(),
+		"in=watch want=\"MachineOSConfig machineconfiguration.openshift.io/v1alpha1\" got=\"MachineOSBuild machineconfiguration.openshift.io/v1\"",
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no log line with %s:\n%s", want, logs.String())
+		}
+	}
+
+	listKind.Store("MachineOSBuildList")
+	if _, err := c.List(ctx, moscs, "", metav1.ListOptions{}); err == nil || !strings.Contains(err.Error(), "answered a MachineOSBuildList") {
+		t.Errorf("a MachineOSBuildList for MachineOSConfigs: %v, want an error naming it", err)
 	}
 }

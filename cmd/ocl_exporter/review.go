@@ -53,15 +53,15 @@ const maxSecretBytes = 1 << 20
 
 func addReviewCommand(app *kingpin.Application, o *toolOptions) {
 	r := app.Command(reviewCommand, "Review an OCL incident from history: read the exporter's series and the OCL alerts over a window from Prometheus, Thanos Query or the OpenShift monitoring querier, and write a timeline per pool with time to detect, time to resolve, durations, nodes affected and retries. --example reviews a recorded history built into the binary, no querier needed. Exit 0 with a report (\"no incident\" included), 2 when it could not review (docs/review.md).")
-	r.Flag("prometheus", "Base URL of a Prometheus-compatible query API, e.g. http://localhost:9090 or https://thanos-querier-openshift-monitoring.apps.example.com. Required unless --example.").StringVar(&o.review.prometheus)
+	r.Flag("prometheus", "Base URL of a Prometheus-compatible query API, e.g. http://localhost:9090 or https://thanos-querier-openshift-monitoring.apps.example.com. A user and password in it are sent as the bearer token is. Required unless --example.").StringVar(&o.review.prometheus)
 	r.Flag("from", "Start of the window: RFC 3339 (2025-10-17T12:30:00Z), or a duration before --to (6h).").Default("6h").IsSetByUser(&o.review.windowSet).StringVar(&o.review.from)
 	r.Flag("to", "End of the window: RFC 3339, or now.").Default("now").IsSetByUser(&o.review.windowSet).StringVar(&o.review.to)
 	r.Flag("pool", "Review only this MachineConfigPool (alerts without a pool are kept).").StringVar(&o.pool)
 	r.Flag("cluster", "Review only the series with this cluster label, through a querier that federates clusters (Thanos Query).").StringVar(&o.review.cluster)
-	r.Flag("selector", "Label matchers that select the exporter's series among those of the same names the querier holds (not applied to ALERTS).").Default(review.DefaultSelector).StringVar(&o.review.selector)
+	r.Flag("selector", "Label matchers that select the exporter's series among those of the same names the querier holds (not applied to ALERTS), written as inside a PromQL selector's braces: job=\"ocl-exporter\", namespace=~\"a|b\". Anything else is refused.").Default(review.DefaultSelector).StringVar(&o.review.selector)
 	r.Flag("output", "Report format: text, markdown (for a review document) or json (docs/review.md).").Short('o').Default("text").EnumVar(&o.output, review.Formats...)
 	r.Flag("bearer-token-file", "File holding a bearer token to send, read on every query. Default: the token of the cluster configuration when it has one (--kubeconfig, the in-cluster service account, $KUBECONFIG or ~/.kube/config after oc login), none otherwise. Sent to the --prometheus host only, never over http:// without --allow-plaintext-token.").StringVar(&o.review.bearerTokenFile)
-	r.Flag("allow-plaintext-token", "Send the bearer token over plain http:// (anyone on the path can read it and act as its user). Without it, review refuses to send a token to an http:// URL.").BoolVar(&o.review.plaintextToken)
+	r.Flag("allow-plaintext-token", "Send the bearer token, or the password of --prometheus, over plain http:// (anyone on the path can read it and act as its user). Without it, review refuses to send either to an http:// URL.").BoolVar(&o.review.plaintextToken)
 	r.Flag("tls.ca-file", "CA certificates to verify the querier's certificate with, instead of the system's.").StringVar(&o.review.caFile)
 	r.Flag("tls.insecure-skip-verify", "Do not verify the querier's certificate.").BoolVar(&o.review.insecure)
 	r.Flag("query-timeout", "Time allowed for each range query, answer included.").Default("2m").DurationVar(&o.review.timeout)
@@ -111,8 +111,15 @@ func runReview(ctx context.Context, o *options, logger *slog.Logger) error {
 		defer srv.Close()
 		ro.prometheus, w, rt = srv.URL, rec.Window(), srv.Client().Transport
 		logger.Info("reviewing the built-in example history", "lifecycle", rec.Lifecycle)
-	} else if rt, err = reviewTransport(o, logger); err != nil {
-		return exitCode{couldNotReview, err}
+	} else {
+		u, user, err := querierURL(ro.prometheus)
+		if err != nil {
+			return exitCode{couldNotReview, err}
+		}
+		if rt, err = reviewTransport(o, u, user, logger); err != nil {
+			return exitCode{couldNotReview, err}
+		}
+		ro.prometheus = u.String()
 	}
 	v1api, err := review.NewAPI(ro.prometheus, review.LimitBody(rt, review.Bounds{Bytes: int64(ro.maxBytes), Series: ro.maxSeries}))
 	if err != nil {
@@ -144,19 +151,48 @@ func (q timedQuerier) QueryRange(ctx context.Context, query string, r v1.Range) 
 	return q.Querier.QueryRange(ctx, query, r)
 }
 
-// reviewTransport is the HTTP transport to the querier: its TLS options,
-// the time to its first answer, and the bearer token, from
-// --bearer-token-file or the cluster configuration, for the --prometheus
-// host only and over https unless --allow-plaintext-token.
-func reviewTransport(o *options, logger *slog.Logger) (http.RoundTripper, error) {
-	ro := o.tool.review
-	u, err := url.Parse(ro.prometheus)
-	if ro.prometheus == "" {
-		return nil, flagError("prometheus", "required (or --example)")
+// querierURL reads --prometheus: the URL to query, without the user and
+// password it may hold, which are credentials like a token. No message
+// shows the password, even of a URL that does not parse.
+func querierURL(raw string) (*url.URL, *url.Userinfo, error) {
+	if raw == "" {
+		return nil, nil, flagError("prometheus", "required (or --example)")
 	}
+	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, flagError("prometheus", "%q is not an http(s) URL", ro.prometheus)
+		return nil, nil, flagError("prometheus", "%q is not an http(s) URL", redactURL(raw))
 	}
+	user := u.User
+	u.User = nil
+	return u, user, nil
+}
+
+// redactURL is raw with its password masked, as url.URL.Redacted masks
+// it; of a URL that does not parse, where the user information ends is
+// not known (a password may hold '/' or '@'), so everything from the
+// scheme to the last '@' is masked.
+func redactURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	start := 0
+	if i := strings.Index(raw, "://"); i >= 0 {
+		start = i + len("://")
+	}
+	at := strings.LastIndex(raw, "@")
+	if at < start {
+		return raw
+	}
+	return raw[:start] + "xxxxx" + raw[at:]
+}
+
+// reviewTransport is the HTTP transport to the querier u: its TLS
+// options, the time to its first answer, and the credentials (the user
+// and password of --prometheus, or a bearer token from
+// --bearer-token-file or the cluster configuration), for u's host only
+// and over https unless --allow-plaintext-token.
+func reviewTransport(o *options, u *url.URL, user *url.Userinfo, logger *slog.Logger) (http.RoundTripper, error) {
+	ro := o.tool.review
 	// InsecureSkipVerify only on --tls.insecure-skip-verify, the user's choice.
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: ro.insecure}
 	if ro.caFile != "" {
@@ -173,57 +209,80 @@ func reviewTransport(o *options, logger *slog.Logger) (http.RoundTripper, error)
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.TLSClientConfig = tlsConfig
 	base.ResponseHeaderTimeout = ro.headerTimeout
-	token, err := reviewToken(o, u, logger)
-	if err != nil {
+	header, what, err := reviewCredentials(o, u, user, logger)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if token == nil {
+	case header == nil:
 		return base, nil
 	}
 	if u.Scheme == "http" && !ro.plaintextToken {
-		return nil, flagError("prometheus", "%s is plain http: review will not send the bearer token where anyone on the path can read it; use https, or --allow-plaintext-token if this path is private (a port-forward to localhost)", ro.prometheus)
+		return nil, flagError("prometheus", "%s is plain http: review will not send %s where anyone on the path can read it; use https, or --allow-plaintext-token if this path is private (a port-forward to localhost)", u, what)
 	}
-	return review.Bearer{Scheme: u.Scheme, Host: u.Host, Token: token, Next: base, Log: logger}, nil
+	return review.Credentials{Scheme: u.Scheme, Host: u.Host, Header: header, Next: base, Log: logger}, nil
 }
 
-// reviewToken returns a function reading the bearer token, or nil for
-// none. The cluster's token is meant for the cluster's own querier: sent
-// anywhere else, it is said.
-func reviewToken(o *options, querier *url.URL, logger *slog.Logger) (func() (string, error), error) {
+// reviewCredentials returns the Authorization header to send and what it
+// holds, or nil for none: the user and password of --prometheus, else a
+// bearer token.
+func reviewCredentials(o *options, u *url.URL, user *url.Userinfo, logger *slog.Logger) (func() (string, error), string, error) {
+	if user == nil {
+		token, from, err := reviewToken(o, u, logger)
+		if token == nil || err != nil {
+			return nil, "", err
+		}
+		return review.BearerHeader(from, token), "the bearer token", nil
+	}
+	if o.tool.review.bearerTokenFile != "" {
+		return nil, "", flagError("prometheus", "holds a user and password and --bearer-token-file a token: give one of them")
+	}
+	return review.BasicHeader(user), "the password of --prometheus", nil
+}
+
+// reviewToken returns a function reading the bearer token and where it
+// comes from, or nil for none. A token file is read on every query and
+// wins over an inline token, as client-go's bearer round tripper reads
+// rest.Config's BearerTokenFile (clientcmd sets both from a kubeconfig's
+// tokenFile, BearerToken as read, newline included). The cluster's token
+// is meant for the cluster's own querier: sent anywhere else, it is said.
+func reviewToken(o *options, querier *url.URL, logger *slog.Logger) (func() (string, error), string, error) {
 	if path := o.tool.review.bearerTokenFile; path != "" {
 		if _, err := readSmallFile("bearer-token-file", path); err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return func() (string, error) {
-			b, err := readSmallFile("bearer-token-file", path)
-			return strings.TrimSpace(string(b)), err
-		}, nil
+		return tokenFromFile("bearer-token-file", path), "--bearer-token-file " + path, nil
 	}
 	cfg, err := source.RESTConfig(o.kubeconfig)
 	switch {
 	case err != nil && o.kubeconfig != "":
-		return nil, err
+		return nil, "", err
 	case err != nil:
-		return nil, nil // no cluster configuration: no token
+		return nil, "", nil // no cluster configuration: no token
 	}
 	var token func() (string, error)
+	var from string
 	switch {
+	case cfg.BearerTokenFile != "":
+		token, from = tokenFromFile("kubeconfig tokenFile", cfg.BearerTokenFile), "the kubeconfig's tokenFile "+cfg.BearerTokenFile
 	case cfg.BearerToken != "":
 		t := cfg.BearerToken
-		token = func() (string, error) { return t, nil }
-	case cfg.BearerTokenFile != "":
-		token = func() (string, error) {
-			b, err := readSmallFile("kubeconfig tokenFile", cfg.BearerTokenFile)
-			return strings.TrimSpace(string(b)), err
-		}
+		token, from = func() (string, error) { return t, nil }, "the kubeconfig's token"
 	default:
-		return nil, nil
+		return nil, "", nil
 	}
 	if want := clusterQueriers(cfg.Host); !slices.Contains(want, querier.Hostname()) {
 		logger.Warn("sending the cluster's bearer token to a host that is not the cluster's querier; pass --bearer-token-file with a token meant for it if it is not",
 			"host", querier.Hostname(), "cluster_querier", strings.Join(want, " or "))
 	}
-	return token, nil
+	return token, from, nil
+}
+
+// tokenFromFile reads the token in path on every call.
+func tokenFromFile(flag, path string) func() (string, error) {
+	return func() (string, error) {
+		b, err := readSmallFile(flag, path)
+		return string(b), err
+	}
 }
 
 // clusterQueriers are the host names of the querier of the cluster whose

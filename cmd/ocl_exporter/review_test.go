@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -29,6 +30,7 @@ func TestReviewRefusesBadInput(t *testing.T) {
 		{[]string{"--prometheus=http://127.0.0.1:1", "-o", "html"}, "html"},
 		{[]string{"--prometheus=http://127.0.0.1:1", "--kubeconfig=/nonexistent"}, "kubeconfig"},
 		{[]string{"--prometheus=http://127.0.0.1:1"}, "not reachable"},
+		{[]string{"--prometheus=http://127.0.0.1:1", `--selector=job="x"}) or vector(1) or up{a="`}, "--selector"},
 	} {
 		out, err := runOutput(t, append([]string{"review", "--log.level=warn"}, tc.args...)...)
 		if code := exitStatus(err); code != couldNotReview || err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -197,4 +199,87 @@ func forbidding(t *testing.T) (*httptest.Server, *[]string) {
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &got
+}
+
+// ocLoginKubeconfig is a kubeconfig laid out as oc login writes one
+// (openshift/oc pkg/helpers/kubeconfig/smart_merge.go, CreateConfig: the
+// cluster named host:port with dashes, the user user/cluster, the context
+// namespace/cluster/user), whose user's token is in a tokenFile holding
+// token: a file written by `oc whoami -t > file` ends with a newline.
+func ocLoginKubeconfig(t *testing.T, token string) (kubeconfig, tokenPath string) {
+	t.Helper()
+	tokenPath = tokenFile(t, token)
+	kubeconfig = filepath.Join(t.TempDir(), "config")
+	cfg := `apiVersion: v1
+clusters:
+- cluster:
+    server: https://api.c1.example.com:6443
+  name: api-c1-example-com:6443
+contexts:
+- context:
+    cluster: api-c1-example-com:6443
+    namespace: default
+    user: kube:admin/api-c1-example-com:6443
+  name: default/api-c1-example-com:6443/kube:admin
+current-context: default/api-c1-example-com:6443/kube:admin
+kind: Config
+preferences: {}
+users:
+- name: kube:admin/api-c1-example-com:6443
+  user:
+    tokenFile: ` + tokenPath + "\n"
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, tokenPath
+}
+
+// TestReviewReadsAKubeconfigTokenFile: the token of a kubeconfig's
+// tokenFile is sent without its trailing newline; one that holds a line
+// break inside is refused naming the file, and nothing blames the
+// querier's reachability.
+func TestReviewReadsAKubeconfigTokenFile(t *testing.T) {
+	srv, got := forbidding(t)
+	kc, _ := ocLoginKubeconfig(t, "sha256~w4Kk2nOq\n")
+	_, errOut, code := reviewRun(t, "--kubeconfig="+kc, "--prometheus="+srv.URL, "--allow-plaintext-token", "--log.level=error")
+	if code != couldNotReview || !strings.Contains(errOut, "403") || len(*got) == 0 || (*got)[0] != "Bearer sha256~w4Kk2nOq" {
+		t.Fatalf("a tokenFile with a newline: exit %d, Authorization %q, %s", code, *got, errOut)
+	}
+	*got = nil
+	kc, path := ocLoginKubeconfig(t, "sha256~w4Kk\n2nOq\n")
+	_, errOut, code = reviewRun(t, "--kubeconfig="+kc, "--prometheus="+srv.URL, "--allow-plaintext-token", "--log.level=error")
+	if code != couldNotReview || !strings.Contains(errOut, "tokenFile "+path+" holds a line break") || strings.Contains(errOut, "not reachable") || len(*got) > 0 {
+		t.Errorf("a tokenFile with a line break inside: exit %d, %d request(s), %s", code, len(*got), errOut)
+	}
+}
+
+// TestReviewKeepsThePasswordOffPlainHTTP: the user and password of
+// --prometheus follow the token's rules (never over http without
+// --allow-plaintext-token, only to that host), and no message shows the
+// password, of a URL that parses or not.
+func TestReviewKeepsThePasswordOffPlainHTTP(t *testing.T) {
+	const password = "s3cr3t-pw"
+	srv, got := forbidding(t)
+	withUser := strings.Replace(srv.URL, "http://", "http://alice:"+password+"@", 1)
+	out, errOut, code := reviewRun(t, "--prometheus="+withUser)
+	if code != couldNotReview || !strings.Contains(errOut, "--allow-plaintext-token") || len(*got) > 0 {
+		t.Errorf("a password over http: exit %d, %d request(s), %s", code, len(*got), errOut)
+	}
+	for _, args := range [][]string{
+		{"--prometheus=" + withUser + "%zz"},
+		{"--prometheus=http://alice:" + password + "/x@querier.example:9090"},
+		{"--prometheus=" + withUser, "--bearer-token-file=" + tokenFile(t, "t\n"), "--allow-plaintext-token"},
+	} {
+		out, errOut, code := reviewRun(t, args...)
+		if code != couldNotReview || !strings.Contains(errOut, "--prometheus") || strings.Contains(out+errOut, password) || len(*got) > 0 {
+			t.Errorf("%q: exit %d, %d request(s), %s", args, code, len(*got), out+errOut)
+		}
+	}
+	_, errOut, code = reviewRun(t, "--prometheus="+withUser, "--allow-plaintext-token")
+	if want := "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:"+password)); code != couldNotReview || len(*got) == 0 || (*got)[0] != want {
+		t.Errorf("--allow-plaintext-token: exit %d, Authorization %q, want %q", code, *got, want)
+	}
+	if strings.Contains(out+errOut, password) {
+		t.Errorf("the password is shown: %s", out+errOut)
+	}
 }
