@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -97,9 +98,16 @@ func (c *Clients) List(ctx context.Context, r Resource, namespace string, o meta
 		c.logger.Info("the API server no longer serves this resource in the older version: trying the current one",
 			"resource", r.Name, "version", old.Version)
 	}
-	out := r.newList()
-	if err := c.request(r, namespace, &o).Do(ctx).Into(out); err != nil {
+	// Get, not Into: Into returns nil, and an empty list, when the answer
+	// decodes to another kind than the one asked for.
+	out, err := c.request(r, namespace, &o).Do(ctx).Get()
+	if err != nil {
 		return c.listOlderIfNotServed(ctx, r, namespace, o, err)
+	}
+	// The decoder clears the kind it read: name the Go type it chose.
+	if got, want := reflect.TypeOf(out), reflect.TypeOf(r.newList()); got != want {
+		return nil, fmt.Errorf("listing %s in %s: the API server answered a %s, not a %s; nothing of it is read",
+			r.Name, r.GVR.Version, reflect.Indirect(reflect.ValueOf(out)).Type().Name(), want.Elem().Name())
 	}
 	return out, nil
 }

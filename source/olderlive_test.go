@@ -224,3 +224,17 @@ func TestClientsLeaveOutAnotherKind(t *testing.T) {
 		t.Errorf("a MachineOSBuildList for MachineOSConfigs: %v, want an error naming it", err)
 	}
 }
+
+// TestTypedListRefusesAnotherKind: the current version's typed list must
+// be the kind asked for; a MachineOSBuildList answered for MachineOSConfigs
+// would otherwise read as an empty list and drop every MachineOSConfig.
+func TestTypedListRefusesAnotherKind(t *testing.T) {
+	c := liveClients(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineOSBuildList","metadata":{"resourceVersion":"10"},"items":[]}`)
+	}))
+	_, err := c.List(context.Background(), resource(t, "machineosconfigs.machineconfiguration.openshift.io"), "", metav1.ListOptions{})
+	if err == nil || !strings.Contains(err.Error(), "answered a MachineOSBuildList") {
+		t.Errorf("a v1 MachineOSBuildList for MachineOSConfigs: %v, want an error naming it", err)
+	}
+}
