@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ func routedKlog(t *testing.T, flags ...string) *bytes.Buffer {
 	var out bytes.Buffer
 	o.log.Writer = &out
 	routeKlog(promslog.New(o.log))
-	t.Cleanup(klog.ClearLogger)
+	t.Cleanup(func() { routeKlog(slog.New(slog.DiscardHandler)) })
 	return &out
 }
 
