@@ -60,6 +60,7 @@ const (
 	reasonPodInitializing   = "PodInitializing"
 	kindJob                 = "Job"
 	conditionInterrupted    = string(mcfgv1.MachineOSBuildInterrupted)
+	conditionFailed         = string(mcfgv1.MachineOSBuildFailed)
 	// annotationJobUID is set on the build once its Job is created
 	// (imagebuilder/jobimagebuilder.go start, 4.18 on).
 	annotationJobUID = prefix + "job-uid"

@@ -42,6 +42,16 @@ func buildMOSB(name string, created int, phase BuildPhase) *mcfgv1.MachineOSBuil
 	return b
 }
 
+// failedWith sets the message of b's Failed condition.
+func failedWith(b *mcfgv1.MachineOSBuild, message string) *mcfgv1.MachineOSBuild {
+	for i := range b.Status.Conditions {
+		if b.Status.Conditions[i].Type == string(mcfgv1.MachineOSBuildFailed) {
+			b.Status.Conditions[i].Message = message
+		}
+	}
+	return b
+}
+
 // startedMOSB is a build whose Job started: the MCO copied its start time.
 func startedMOSB(name string, phase BuildPhase) *mcfgv1.MachineOSBuild {
 	b := buildMOSB(name, 0, phase)
@@ -265,6 +275,17 @@ func TestBuildFailure(t *testing.T) {
 				LastTimestamp: buildAt(2),
 			}},
 			class: classify.PodEvicted,
+		},
+		{
+			// OCPBUGS-112465: the Failed condition carries the failure's
+			// message, so the cause survives the pods and the events.
+			name: "failed build whose pods are gone keeps its cause in the Failed condition", build: failedWith(startedMOSB(name, BuildFailed),
+				"STEP 12/13: RUN unknown-command\n/bin/sh: line 1: unknown-command: command not found\nerror building at STEP \"RUN unknown-command\": while running runtime: exit status 127"),
+			class: classify.ContainerfileCommandFailed,
+		},
+		{
+			name: "the generic Failed message names no cause", build: failedWith(startedMOSB(name, BuildFailed), "Build Failed"),
+			class: classify.Unknown,
 		},
 		{
 			name: "failed build with nothing left", build: startedMOSB(name, BuildFailed),

@@ -36,9 +36,13 @@ func causeOf(msgs []classify.Message) classify.Result {
 
 // failureMessages lists what may explain a build's failure, most specific
 // first: the Interrupted condition (the Job was deleted), the failed pods
-// newest first, the other pods, the Job's failure conditions, and, only
-// when no pod is left, the Warning events about the Job and its pods, then
-// those about the build itself.
+// newest first, the other pods, the Job's failure conditions, the Failed
+// condition, and, only when no pod is left, the Warning events about the
+// Job and its pods, then those about the build itself. The Failed
+// condition said only "Build Failed" until OCPBUGS-112465
+// (machine-config-operator#6431 on main, 5.1; #6463; backports #6479 to
+// release-4.22, #6527 to release-4.19), which writes the failure's message
+// there: it outlives the pods and the events' TTL.
 func (c *Cluster) failureMessages(b *mcfgv1.MachineOSBuild, job *batchv1.Job, pods []*corev1.Pod) []classify.Message {
 	var msgs []classify.Message
 	if cond := FindCondition(b.Status.Conditions, conditionInterrupted); cond != nil && cond.Status == metav1.ConditionTrue {
@@ -57,6 +61,9 @@ func (c *Cluster) failureMessages(b *mcfgv1.MachineOSBuild, job *batchv1.Job, po
 				msgs = append(msgs, classify.Message{Origin: classify.OriginJobCondition, Reason: jc.Reason, Text: jc.Message})
 			}
 		}
+	}
+	if cond := FindCondition(b.Status.Conditions, conditionFailed); cond != nil && cond.Status == metav1.ConditionTrue {
+		msgs = append(msgs, classify.Message{Origin: classify.OriginBuildCondition, Reason: cond.Reason, Text: cond.Message})
 	}
 	if len(pods) == 0 {
 		msgs = append(msgs, c.jobEventMessages(jobName(b))...)

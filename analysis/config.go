@@ -240,7 +240,11 @@ func Builder(c *Cluster) BuilderFinding {
 	}
 	var newest *corev1.Pod
 	for _, p := range c.BuilderPods {
-		if p.Namespace == c.Namespace && builderPodFailing(p) && (newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp)) {
+		// A failed pod is never restarted: its ReplicaSet replaced it, and
+		// the kubelet keeps an Evicted one until it is deleted. Once a
+		// replacement is ready its failure is history, not a cause.
+		replaced := f.Ready && p.Status.Phase == corev1.PodFailed
+		if p.Namespace == c.Namespace && !replaced && builderPodFailing(p) && (newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp)) {
 			newest = p
 		}
 	}

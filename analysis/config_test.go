@@ -309,11 +309,30 @@ func TestBuilderPodCause(t *testing.T) {
 		st.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: log}
 		return st
 	}
+	evicted := func(name string, created int) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: cfgNamespace, Name: name, CreationTimestamp: metav1.Unix(int64(created), 0)},
+			Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted",
+				Message: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 91340Ki. Container machine-os-builder was using 61084Ki, request is 50Mi, has larger consumption of memory. "},
+		}
+	}
+	readyBuilder := []*appsv1.Deployment{{ObjectMeta: metav1.ObjectMeta{Namespace: cfgNamespace, Name: "machine-os-builder"}, Status: appsv1.DeploymentStatus{ReadyReplicas: 1}}}
 	tests := []struct {
-		name string
-		pods []*corev1.Pod
-		want *classify.Result
+		name   string
+		pods   []*corev1.Pod
+		deploy []*appsv1.Deployment
+		want   *classify.Result
 	}{
+		{name: "an evicted pod replaced by a ready one is history", deploy: readyBuilder, pods: []*corev1.Pod{
+			evicted("machine-os-builder-7d4b9c6f5-xk2lp", 1),
+			pod("machine-os-builder-7d4b9c6f5-q8wzn", 2, corev1.ContainerStatus{Name: "machine-os-builder", Ready: true}),
+		}},
+		{name: "an evicted pod with no ready builder is the cause", pods: []*corev1.Pod{evicted("machine-os-builder-7d4b9c6f5-xk2lp", 1)},
+			want: &classify.Result{Class: classify.BuilderUnavailable}},
+		{name: "a crash loop beside a ready builder still counts", deploy: readyBuilder, pods: []*corev1.Pod{
+			pod("ready", 1, corev1.ContainerStatus{Name: "machine-os-builder", Ready: true}),
+			pod("new", 2, crashed("fatal error: concurrent map writes\n")),
+		}, want: &classify.Result{Class: classify.BuilderUnavailable, Excerpt: "fatal error: concurrent map writes"}},
 		{name: "running", pods: []*corev1.Pod{pod("a", 1, corev1.ContainerStatus{Name: "machine-os-builder", Ready: true})}},
 		{name: "starting", pods: []*corev1.Pod{pod("a", 1, waiting("ContainerCreating", ""))}},
 		{name: "a panic is quoted over the back-off", pods: []*corev1.Pod{pod("a", 1, crashed("panic: runtime error: invalid memory address or nil pointer dereference\n"))},
@@ -330,7 +349,7 @@ func TestBuilderPodCause(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Builder(&Cluster{Namespace: cfgNamespace, BuilderPods: tt.pods}).Failure
+			got := Builder(&Cluster{Namespace: cfgNamespace, BuilderPods: tt.pods, Deployments: tt.deploy}).Failure
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}

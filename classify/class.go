@@ -38,13 +38,15 @@ const (
 
 // Rollout classes: a node failed to apply the built image. ImageNotFound,
 // RegistryUnreachable, RegistryTLSUntrusted and DiskFull happen here too.
+// ClientCertificateInvalid happens in builds too (a RUN step's dnf).
 const (
-	ImagePullUnauthorized Class = "image_pull_unauthorized"
-	OSUpdateTimeout       Class = "os_update_timeout"
-	DrainFailed           Class = "drain_failed"
-	CordonFailed          Class = "cordon_failed"
-	UnexpectedOnDiskState Class = "unexpected_on_disk_state"
-	Unreconcilable        Class = "unreconcilable"
+	ImagePullUnauthorized    Class = "image_pull_unauthorized"
+	ClientCertificateInvalid Class = "client_certificate_invalid"
+	OSUpdateTimeout          Class = "os_update_timeout"
+	DrainFailed              Class = "drain_failed"
+	CordonFailed             Class = "cordon_failed"
+	UnexpectedOnDiskState    Class = "unexpected_on_disk_state"
+	Unreconcilable           Class = "unreconcilable"
 )
 
 // Unknown is the class of a message that names no known cause.
@@ -62,7 +64,7 @@ var classes = []Class{
 	PodEvicted, BuildInterrupted, BuilderImagePullFailed, QuotaExceeded,
 	PodUnschedulable,
 
-	ImagePullUnauthorized, OSUpdateTimeout, DrainFailed, CordonFailed,
+	ImagePullUnauthorized, ClientCertificateInvalid, OSUpdateTimeout, DrainFailed, CordonFailed,
 	UnexpectedOnDiskState, Unreconcilable,
 
 	Unknown,

@@ -299,6 +299,30 @@ var rules = []rule{
 		`more space on the `,
 		`more space needed on the `,
 	}},
+	// The certificate the client presents, or the CA it was given for a
+	// repository, is missing or unusable: a RHEL entitlement
+	// (/etc/pki/entitlement, the redhat-uep.pem CA) when rpm-ostree or
+	// dnf fetches packages from the CDN, as a node does reverting a
+	// realtime-kernel pool from image mode (OCPBUGS-62479), or a
+	// registry's client certificate under /etc/containers/certs.d. The
+	// messages are libcurl's (lib/vtls/openssl.c, lib/strerror.c) as
+	// librepo quotes them ("Curl error (%d): %s for %s [%s]"), and
+	// containers/image's pkg/tlsclientconfig. Before the wrappers and
+	// the registry rules: none of these is an x509 trust failure.
+	{class: ClientCertificateInvalid, in: anyStage, why: "client certificate or entitlement missing or unusable", patterns: []string{
+		`curl error \(58\)`,
+		`problem with the local (?:ssl|client) certificate`,
+		`could not load pem client certificate`,
+		`unable to set private key file`,
+		`unable to use client certificate`,
+		`missing client certificate \S+ for key`,
+		`missing key \S+ for client certificate`,
+		`remote error: tls: certificate required`,
+		// The CA of an entitlement's repositories (curl 77 names the
+		// file it could not read).
+		`curl error \(77\)`,
+		`problem with the ssl ca cert \(path\? access rights\?\)`,
+	}},
 	{class: RegistryTLSUntrusted, in: anyStage, why: "registry certificate not trusted", patterns: []string{
 		`x509: `,
 		`tls: failed to verify certificate`,

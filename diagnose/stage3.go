@@ -28,6 +28,25 @@ func (b *builder) buildAwaited(pool string) bool {
 	return ok && (nb.Phase == analysis.BuildInitial || nb.Phase == analysis.BuildPrepared || nb.Phase == analysis.BuildBuilding)
 }
 
+// buildBlocks reports whether the build the pool waits for (current, or
+// newest for its rendered config) failed or was interrupted: nothing rolls
+// out until it is fixed, and after a failed rebuild the node controller
+// stops writing the pool's status (canLayeredContinue, 4.16 and 4.17
+// canLayeredPoolContinue), so the build's check says why, as
+// OCLRolloutStalled leaves it to the build alerts.
+func (b *builder) buildBlocks(pool string) bool {
+	f, ok := b.moscs[pool]
+	if !ok {
+		return false
+	}
+	for _, name := range []string{f.CurrentBuild, f.NewestBuild} {
+		if bd, ok := b.builds[name]; ok && (bd.Phase == analysis.BuildFailed || bd.Phase == analysis.BuildInterrupted) {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *builder) nodes(pool string) []analysis.NodeRollout {
 	var out []analysis.NodeRollout
 	for _, n := range b.rollout.Nodes {
@@ -95,7 +114,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 		}
 		since := analysis.PoolUpdatingSince(mcp)
 		fd.Since = timePtr(since)
-		if !moving && !paused && !b.buildAwaited(pool) && !since.IsZero() && b.now.Sub(since) > b.limits.StalledAfter {
+		if !moving && !paused && !b.buildAwaited(pool) && !b.buildBlocks(pool) && !since.IsZero() && b.now.Sub(since) > b.limits.StalledAfter {
 			fd.Message = fmt.Sprintf("%d machine(s) not on the pool's config and image and none is updating%s", max(offTarget, len(waiting)), nodeList(waiting))
 			fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertRolloutStalled)
 			progress.fail(fd)

@@ -94,6 +94,9 @@ func notReplayed(l *lifecycle.Lifecycle) string {
 		if s.Exporter != lifecycle.ExporterServing {
 			return "the exporter itself stops"
 		}
+		if s.Snapshot != "" && olderRelease.MatchString(filepath.Base(s.Snapshot)) {
+			return "its objects are in an older release's shape (" + filepath.Base(s.Snapshot) + "), which the API server's CRDs do not serve"
+		}
 	}
 	if names := pagedAlerts(l); len(names) > 0 && !slices.ContainsFunc(names, func(n string) bool { return !alertRules[n].UsesTime }) {
 		return "its pages (" + strings.Join(names, ", ") + ") compare with time(), and the API server stamps objects with today's clock"
