@@ -335,7 +335,7 @@ func openClients(o *options, logger *slog.Logger) (source.Backend, *rest.Config,
 		return mem, nil, err
 	case o.snapshot != "":
 		logger.Info("reading a snapshot offline", "snapshot", o.snapshot)
-		mem, err := source.OpenSnapshot(o.snapshot, logger)
+		mem, err := source.OpenSnapshotIn(o.snapshot, o.namespace, logger)
 		return mem, nil, err
 	}
 	cfg, err := source.RESTConfig(o.kubeconfig)
