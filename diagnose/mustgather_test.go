@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ func TestMustGatherOfOlderReleases(t *testing.T) {
 			continue
 		}
 		for _, rel := range []sourcetest.Release{17, 18} {
-			t.Run(name+"/4."+string(rune('0'+rel-10)), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/4.%d", name, rel), func(t *testing.T) {
 				r, s := mustGatherReport(t, dir, sourcetest.MustGatherOptions{Release: rel})
 				for _, st := range s.Status() {
 					kind := kindOf(st.Resource)

@@ -98,7 +98,7 @@ func (l loader) archive(p string) (*tree, error) {
 		l.logger.Warn("skipped archive entries that are not regular files (links, devices)", "archive", p, "entries", links)
 	}
 	t := l.choose(candidates)
-	if len(t.files) == 0 {
+	if len(t.files) == 0 && !t.mustGather {
 		return nil, fmt.Errorf("no .yaml, .yml or .json files in the archive")
 	}
 	for i := range t.files {

@@ -252,7 +252,7 @@ func (l loader) walk(fsys fs.FS, root string) (*tree, error) {
 		}
 	}
 	t.files = keep
-	if len(t.files) == 0 {
+	if len(t.files) == 0 && !t.mustGather {
 		return nil, fmt.Errorf("no .yaml, .yml or .json files under %q", root)
 	}
 	t.open = func(name string) (io.ReadCloser, error) { return fsys.Open(name) }
