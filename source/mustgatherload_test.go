@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // writeTree writes files (path -> body) under a new directory.
@@ -144,5 +145,19 @@ func TestCaptureCutBetweenSections(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadTimestamp reads what inspect and must-gather write (time.Time's
+// String, with its monotonic reading) in any zone, and keeps the newest.
+func TestReadTimestamp(t *testing.T) {
+	in := "2025-10-17 12:56:00.043719245 +0000 UTC m=+0.043719245\n" +
+		"2025-10-17 15:00:00.5 +0200 CEST m=+181.512094117\n" +
+		"not a time\n"
+	if got, want := readTimestamp(strings.NewReader(in)), time.Date(2025, 10, 17, 13, 0, 0, 5e8, time.UTC); !got.Equal(want) {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if got := readTimestamp(strings.NewReader("")); !got.IsZero() {
+		t.Errorf("an empty file: %s", got)
 	}
 }

@@ -182,6 +182,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	)
 	src := source.New(backend, o.namespace, logger, reg)
 	o.collector.Now = evaluationClock(o, src)
+	noteEvaluatedNow(o, src, logger)
 	renderer, err := collector.NewRenderer(collector.New(src, o.collector), src, logger)
 	if err != nil {
 		return err
@@ -278,6 +279,16 @@ func evaluationClock(o *options, src *source.Source) func() time.Time {
 		return time.Now
 	}
 	return func() time.Time { return at }
+}
+
+// noteEvaluatedNow says, once, that a snapshot recording no capture time
+// (no capture record's time, no must-gather timestamp file) is evaluated
+// at the current time: its builds' and rollouts' ages are then ages now.
+func noteEvaluatedNow(o *options, src *source.Source, logger *slog.Logger) {
+	if o.snapshot != "" && !o.now && src.CapturedAt().IsZero() {
+		logger.Warn("the snapshot records no capture time: evaluated at the current time; --time=<RFC 3339> evaluates it when it was taken",
+			"snapshot", o.snapshot)
+	}
 }
 
 // releaseStartupMemory hands the pages of the initial lists back to the OS
