@@ -67,17 +67,17 @@ func (l loader) archive(p string) (*tree, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the archive: %w; or extract it (tar xf %s) and pass the directory", err, p)
 		}
-		name := strings.TrimPrefix(h.Name, "./")
-		if !fs.ValidPath(strings.TrimSuffix(name, "/")) {
-			return nil, fmt.Errorf("archive entry %q: a name outside the archive (absolute or with ..): not a must-gather", h.Name)
-		}
 		switch h.Typeflag {
 		case tar.TypeReg:
 		case tar.TypeDir:
-			continue
+			continue // nothing is written: a directory's name is harmless
 		default:
 			links++
 			continue
+		}
+		name := strings.TrimPrefix(h.Name, "./")
+		if !fs.ValidPath(name) {
+			return nil, fmt.Errorf("archive entry %q: a name outside the archive (absolute or with ..): not a must-gather", h.Name)
 		}
 		f := l.role(name)
 		candidates = append(candidates, f)

@@ -1,6 +1,8 @@
 package source
 
 import (
+	"archive/tar"
+	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -159,5 +161,39 @@ func TestReadTimestamp(t *testing.T) {
 	}
 	if got := readTimestamp(strings.NewReader("")); !got.IsZero() {
 		t.Errorf("an empty file: %s", got)
+	}
+}
+
+// TestArchiveEntryBound: an archive entry the exporter reads is bounded
+// like a file, before its bytes are read; one it does not read is not
+// kept, whatever its size.
+func TestArchiveEntryBound(t *testing.T) {
+	var buf bytes.Buffer
+	w := tar.NewWriter(&buf)
+	for _, e := range []struct {
+		name string
+		size int
+	}{{"mg/namespaces/other/core/pods.yaml", 5000}, {"mg/cluster-scoped-resources/core/nodes/n1.yaml", 100}} {
+		if err := w.WriteHeader(&tar.Header{Name: e.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(e.size)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(bytes.Repeat([]byte("#"), e.size)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "mg.tar")
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loader{maxBytes: 1000, namespace: DefaultNamespace, logger: slog.New(slog.DiscardHandler)}.archive(p)
+	if err != nil {
+		t.Fatalf("an entry the exporter does not read counted against the bound: %v", err)
+	}
+	_, err = loader{maxBytes: 10, namespace: DefaultNamespace, logger: slog.New(slog.DiscardHandler)}.archive(p)
+	if err == nil || !strings.Contains(err.Error(), "archive entry mg/cluster-scoped-resources/core/nodes/n1.yaml: 100 bytes, more than the 10") {
+		t.Errorf("got %v", err)
 	}
 }
