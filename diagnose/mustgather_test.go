@@ -3,6 +3,7 @@ package diagnose
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -47,6 +48,7 @@ func TestMustGatherAsFlat(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each waits on its files more than it computes
 			flat := jsonOf(t, report(t, dir, Options{}))
 			got, _ := mustGatherReport(t, dir, sourcetest.MustGatherOptions{Release: 19})
 			if d := cmp.Diff(flat, jsonOf(t, got)); d != "" {
@@ -67,6 +69,7 @@ func TestMustGatherOfOlderReleases(t *testing.T) {
 		}
 		for _, rel := range []sourcetest.Release{17, 18} {
 			t.Run(fmt.Sprintf("%s/4.%d", name, rel), func(t *testing.T) {
+				t.Parallel()
 				r, s := mustGatherReport(t, dir, sourcetest.MustGatherOptions{Release: rel})
 				for _, st := range s.Status() {
 					kind := kindOf(st.Resource)
@@ -110,4 +113,39 @@ func TestMustGatherWithoutTheMCONamespace(t *testing.T) {
 	if out := jsonOf(t, r); strings.Contains(out, "does not exist") || !strings.Contains(out, `"status": "not_captured"`) {
 		t.Errorf("a Secret read as missing, or nothing read as not captured:\n%s", out)
 	}
+}
+
+var logFileLine = regexp.MustCompile(`(?m)^\s*"logFile": "[^"]*",\n`)
+
+// TestMustGatherLogsGiveTheCause: where the release left the build pods
+// no termination message (before FallbackToLogsOnError), the cause is
+// read from the image-build container's log the must-gather holds: every
+// scenario's report is the flat snapshot's, each cause read from a log
+// naming its file.
+func TestMustGatherLogsGiveTheCause(t *testing.T) {
+	for name, dir := range fixtures(t) {
+		if name == "example" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each waits on its files more than it computes
+			flat := jsonOf(t, report(t, dir, Options{}))
+			got, _ := mustGatherReport(t, dir, sourcetest.MustGatherOptions{Release: 19, NoTerminationMessages: true})
+			out := jsonOf(t, got)
+			if d := cmp.Diff(flat, logFileLine.ReplaceAllString(out, "")); d != "" {
+				t.Errorf("the report without termination messages differs from the flat snapshot's (-flat +must-gather):\n%s", d)
+			}
+			for _, m := range logFileLine.FindAllString(out, -1) {
+				if !strings.Contains(m, "/pods/build-") || !strings.Contains(m, "/image-build/image-build/logs/current.log") {
+					t.Errorf("a cause names %s, not an image-build log", strings.TrimSpace(m))
+				}
+			}
+		})
+	}
+	t.Run("seed004-build-failed names its log", func(t *testing.T) {
+		r, _ := mustGatherReport(t, "../testdata/scenarios/seed004-build-failed", sourcetest.MustGatherOptions{Release: 18, NoTerminationMessages: true})
+		if out := jsonOf(t, r); !strings.Contains(out, `"class": "containerfile_command_failed"`) || !logFileLine.MatchString(out) {
+			t.Errorf("want the Containerfile's failure read from the image-build log, named:\n%s", out)
+		}
+	})
 }

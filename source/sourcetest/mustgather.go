@@ -288,8 +288,9 @@ var namespaceLists = []struct{ group, resource, kind string }{
 }
 
 // gatheredNamespaces: the MCO's (the ClusterOperator's relatedObjects),
-// default, openshift-etcd and kube-system (gather's named_resources).
-var gatheredNamespaces = []string{source.DefaultNamespace, "default", "kube-system", "openshift-etcd"}
+// default and openshift-etcd (gather's named_resources, which also names
+// kube-system, openshift and openshift-cluster-version).
+var gatheredNamespaces = []string{source.DefaultNamespace, "default", "openshift-etcd"}
 
 func (w *mgWriter) finish() error {
 	for _, ns := range gatheredNamespaces {
