@@ -1,11 +1,13 @@
 package diagnose
 
 import (
+	"cmp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
+	"github.com/ocl-exporter/ocl_exporter/classify"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
@@ -62,4 +64,43 @@ func logFiles(pods []*corev1.Pod) []logFile {
 		}
 	}
 	return out
+}
+
+// builderLogCause reads, for a build of MachineOSConfig mosc that never
+// started, the builder's last logged error naming mosc, where a snapshot
+// holds its log: the cause (an invalid Containerfile, a build object it
+// could not create) is written nowhere else. It leaves fd as it is
+// without one.
+func (b *builder) builderLogCause(fd *Finding, mosc string) {
+	for _, p := range b.c.BuilderPods {
+		file, lines, ok := strings.Cut(p.Annotations[source.AnnotationBuilderErrors], "\n")
+		if !ok {
+			continue
+		}
+		all := strings.Split(lines, "\n")
+		for i := len(all) - 1; i >= 0; i-- {
+			if strings.Contains(all[i], mosc) {
+				msg := klogMessage(all[i])
+				r := classify.Classify(classify.Message{Origin: classify.OriginBuilderPod, Text: msg})
+				fd.Class, fd.Excerpt, fd.LogFile = r.Class, cmp.Or(r.Excerpt, msg), file
+				return
+			}
+		}
+	}
+}
+
+// klogMessage is a klog line's message: after its header
+// ("I1017 12:31:15.118235 1 file.go:249] ") and the build controller
+// queue's words around the error ("Error executing %q in queue %s: ").
+func klogMessage(line string) string {
+	_, msg, ok := strings.Cut(line, "] ")
+	if !ok {
+		return line
+	}
+	if _, err, ok := strings.Cut(msg, " in queue "); ok && strings.HasPrefix(msg, "Error executing ") {
+		if _, e, ok := strings.Cut(err, ": "); ok {
+			return e
+		}
+	}
+	return msg
 }

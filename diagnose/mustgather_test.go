@@ -149,3 +149,65 @@ func TestMustGatherLogsGiveTheCause(t *testing.T) {
 		}
 	})
 }
+
+// builderPod is a ready machine-os-builder pod, as its Deployment makes
+// it (k8s-app=machine-os-builder, container machine-os-builder).
+const builderPod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: machine-os-builder-7d9f6c5b8-x2kqp
+  namespace: openshift-machine-config-operator
+  labels: {k8s-app: machine-os-builder, pod-template-hash: 7d9f6c5b8}
+  creationTimestamp: "2025-10-17T12:31:10Z"
+spec:
+  containers:
+  - name: machine-os-builder
+    image: quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:0c1e
+status:
+  phase: Running
+  containerStatuses:
+  - name: machine-os-builder
+    ready: true
+    restartCount: 0
+    state: {running: {startedAt: "2025-10-17T12:31:12Z"}}
+`
+
+// TestMustGatherBuilderLogSaysWhyNoBuildStarted: a build that never
+// started writes its cause only in the machine-os-builder's log (the
+// build controller's queue logs each failed sync, pkg/controller/common
+// wrappedqueue.go); read from a must-gather, build.created quotes it and
+// names the log, where the objects alone leave it unknown.
+func TestMustGatherBuilderLogSaysWhyNoBuildStarted(t *testing.T) {
+	const dir = "../testdata/scenarios/stage1-operator-recovered"
+	const cause = `could not create or reuse existing MachineOSBuild for MachineConfigPool "infra" change: ` +
+		`could not get rendered containerfile: could not execute containerfile template: template: containerfile:9:2: ` +
+		`executing "containerfile" at <.MachineOSConfig.Spec.Containerfile>: error calling index: index out of range: 1`
+	o := sourcetest.MustGatherOptions{Release: 19, Extra: builderPod, Logs: map[string]string{
+		"machine-os-builder-7d9f6c5b8-x2kqp/machine-os-builder": "I1017 12:31:12.004512       1 start.go:61] Version: 4.19.0 (Raw: v4.19.0-202510140932.p0, Hash: 3a1c7e2)\n" +
+			"I1017 12:31:15.118235       1 wrappedqueue.go:249] Error executing \"addMachineOSConfig infra\" in queue osbuildcontroller: " + cause + "\n" +
+			"I1017 12:31:15.220001       1 osbuildcontroller.go:212] Started MachineOSBuild controller\n",
+	}}
+	finding := func(r *Report) *Finding {
+		for _, p := range r.Pools {
+			for _, s := range p.Stages {
+				for _, c := range s.Checks {
+					if c.ID == CheckBuildCreated && c.Status == Failed && len(c.Findings) > 0 {
+						return &c.Findings[0]
+					}
+				}
+			}
+		}
+		t.Fatalf("build.created does not fail")
+		return nil
+	}
+	r, _ := mustGatherReport(t, dir, o)
+	if f := finding(r); !strings.Contains(f.Excerpt, "could not execute containerfile template") ||
+		!strings.HasSuffix(f.LogFile, "/pods/machine-os-builder-7d9f6c5b8-x2kqp/machine-os-builder/machine-os-builder/logs/current.log") {
+		t.Errorf("build.created: %+v, want the builder log's error and its file", *f)
+	}
+	o.Logs = nil
+	r, _ = mustGatherReport(t, dir, o)
+	if f := finding(r); f.LogFile != "" || f.Class != "unknown" {
+		t.Errorf("without the error in the log: %+v", *f)
+	}
+}

@@ -118,7 +118,7 @@ func (l loader) archive(p string) (*tree, error) {
 // within the file bound.
 func (l loader) entry(tr *tar.Reader, f treeFile, size int64) ([]byte, error) {
 	if f.role == roleLog {
-		return tail(tr, size, logTailBytes)
+		return tail(tr, size, max(logTailBytes, builderLogBytes))
 	}
 	if size > l.maxBytes {
 		return nil, fmt.Errorf("%d bytes, more than the %d a snapshot file may hold", size, l.maxBytes)

@@ -21,6 +21,17 @@ import (
 // log file supplied: "<container>=<file>", the evidence to show.
 const AnnotationLogFile = "ocl-exporter.io/log-file"
 
+// AnnotationBuilderErrors is set on a machine-os-builder pod whose
+// container log a snapshot holds: the log's file, then the errors at its
+// end (klogError), one a line. Where a build never started (an
+// invalid Containerfile, a build object the controller could not
+// create), that log is the only place the cause is written.
+const AnnotationBuilderErrors = "ocl-exporter.io/builder-errors"
+
+// builderContainer is the machine-os-builder Deployment's container
+// (machine-config-operator manifests/machineosbuilder/deployment.yaml).
+const builderContainer = "machine-os-builder"
+
 // logPods are the pods whose logs may say why a build failed: the build
 // pods (their image-build container, where buildah runs) and the
 // machine-os-builder's (every container).
@@ -73,6 +84,11 @@ func (l loader) attachLogs(t *tree, logs []treeFile, objs []runtime.Object) erro
 		if want == "" {
 			continue
 		}
+		if f, ok := files[p.Name+"/"+builderContainer+"/current.log"]; ok && want == "*" {
+			if err := l.builderErrors(t, f, p); err != nil {
+				return err
+			}
+		}
 		for _, s := range statusesOf(p) {
 			if want != "*" && s.Name != want {
 				continue
@@ -117,6 +133,41 @@ func statusesOf(p *corev1.Pod) []*corev1.ContainerStatus {
 // logTimestamp is the time `oc adm inspect` asks each log line to start
 // with (pod.go gatherContainerLogs: PodLogOptions.Timestamps).
 var logTimestamp = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d) `)
+
+// klogError is a klog line that reports an error, its time stripped: at
+// level E, or the build controller's queue reporting a sync that failed,
+// which it logs at level I (machine-config-operator
+// pkg/controller/common/wrappedqueue.go: "Error executing %q in queue %s:
+// %v", "Dropping item %s out of queue %s: %v").
+var klogError = regexp.MustCompile(`(?m)^(E\d{4} .*|[IW]\d{4} .*\] (Error executing|Dropping item) .*)$`)
+
+// builderErrors notes on the builder pod p the error lines at the end of
+// its log f.
+func (l loader) builderErrors(t *tree, f treeFile, p *corev1.Pod) error {
+	r, err := t.open(f.name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	b, err := tail(r, f.size, builderLogBytes)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.name, err)
+	}
+	lines := klogError.FindAll(logTimestamp.ReplaceAll(b, nil), -1)
+	if len(lines) == 0 {
+		return nil
+	}
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[AnnotationBuilderErrors] = f.name + "\n" + string(bytes.ToValidUTF8(bytes.Join(lines, []byte("\n")), nil))
+	return nil
+}
+
+// builderLogBytes is how much of the end of the builder's log is searched
+// for errors: the controller logs every sync, and retries a failing one
+// with back-off, so its last errors are near the end.
+const builderLogBytes = 16 << 10
 
 // logTail is the end of a log file, as the kubelet's FallbackToLogsOnError
 // keeps it (the last 2048 bytes, at most 80 lines), each line's timestamp

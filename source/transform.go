@@ -149,7 +149,7 @@ func tailBytes(s string, n int) string { return strings.ToValidUTF8(s[max(0, len
 // container exited non-zero, while it still shows Running).
 func trimPod(p *corev1.Pod) {
 	var kept map[string]string
-	for _, k := range []string{analysis.LabelMachineOSBuild, AnnotationLogFile} {
+	for _, k := range []string{analysis.LabelMachineOSBuild, AnnotationLogFile, AnnotationBuilderErrors} {
 		if v, ok := p.Annotations[k]; ok {
 			if kept == nil {
 				kept = map[string]string{}

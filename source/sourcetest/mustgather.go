@@ -8,7 +8,9 @@ package sourcetest
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -54,6 +56,11 @@ type MustGatherOptions struct {
 	// WithoutNamespaces are left out, as a must-gather that could not
 	// read them.
 	WithoutNamespaces []string
+	// Extra are objects (YAML documents) added to the scenario's.
+	Extra string
+	// Logs replace the log of a container ("<pod>/<container>"), its
+	// lines without their times.
+	Logs map[string]string
 }
 
 // mustGatherImageDir is the directory `oc adm must-gather` names after
@@ -70,6 +77,11 @@ func WriteMustGather(from, dir string, o MustGatherOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	extra, err := decodeObjects([]byte(o.Extra), "Extra")
+	if err != nil {
+		return "", err
+	}
+	objs = append(objs, extra...)
 	w := &mgWriter{root: filepath.Join(dir, mustGatherImageDir), o: o, lists: map[string][]map[string]any{}}
 	for _, u := range objs {
 		if err := w.object(u); err != nil {
@@ -93,30 +105,38 @@ func readObjects(dir string) ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return err
 		}
-		r := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-		for {
-			var m map[string]any
-			if err := r.Decode(&m); err != nil {
-				if err.Error() == "EOF" {
-					return nil
-				}
-				return fmt.Errorf("%s: %w", p, err)
-			}
-			u := &unstructured.Unstructured{Object: m}
-			if items, ok := m["items"].([]any); ok {
-				for _, it := range items {
-					if im, ok := it.(map[string]any); ok {
-						out = append(out, &unstructured.Unstructured{Object: im})
-					}
-				}
-				continue
-			}
-			if u.GetKind() != "" && u.GetKind() != source.CaptureRecordKind {
-				out = append(out, u)
-			}
-		}
+		objs, err := decodeObjects(b, p)
+		out = append(out, objs...)
+		return err
 	})
 	return out, err
+}
+
+// decodeObjects reads the objects of a YAML or JSON stream, Lists
+// expanded.
+func decodeObjects(b []byte, name string) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	r := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	for {
+		var m map[string]any
+		if err := r.Decode(&m); errors.Is(err, io.EOF) {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if items, ok := m["items"].([]any); ok {
+			for _, it := range items {
+				if im, ok := it.(map[string]any); ok {
+					out = append(out, &unstructured.Unstructured{Object: im})
+				}
+			}
+			continue
+		}
+		if u.GetKind() != "" && u.GetKind() != source.CaptureRecordKind {
+			out = append(out, u)
+		}
+	}
 }
 
 type mgWriter struct {
@@ -158,7 +178,7 @@ func (w *mgWriter) object(u *unstructured.Unstructured) error {
 	}
 	var logs map[string]string
 	if u.GetKind() == "Pod" {
-		logs = containerLogs(u) // before the messages go: the log holds them
+		logs = containerLogs(u, w.o.Logs) // before the messages go: the log holds them
 		if w.o.NoTerminationMessages {
 			stripTerminationMessages(u)
 		}
@@ -213,7 +233,7 @@ func containerNames(u *unstructured.Unstructured) []string {
 
 // containerLogs are the logs each container's termination message was
 // read from (FallbackToLogsOnError keeps the log's end), else one line.
-func containerLogs(u *unstructured.Unstructured) map[string]string {
+func containerLogs(u *unstructured.Unstructured, given map[string]string) map[string]string {
 	out := map[string]string{}
 	at := u.GetCreationTimestamp().UTC()
 	for _, f := range []string{"initContainerStatuses", "containerStatuses"} {
@@ -222,6 +242,9 @@ func containerLogs(u *unstructured.Unstructured) map[string]string {
 			m, _ := s.(map[string]any)
 			name, _ := m["name"].(string)
 			msg, _, _ := unstructured.NestedString(m, "state", "terminated", "message")
+			if g, ok := given[u.GetName()+"/"+name]; ok {
+				msg = g
+			}
 			if msg == "" {
 				msg = "starting " + name
 			}
