@@ -265,10 +265,10 @@ func (l loader) role(p string) treeFile {
 	if i := layoutIndex(segs); i >= 0 {
 		return treeFile{name: p, mustGatherPath: classifyMustGather(segs[i:], l.namespace), inLayout: true}
 	}
-	switch base := path.Base(p); {
-	case base == timestampFile:
+	switch path.Base(p) {
+	case timestampFile:
 		return treeFile{name: p, mustGatherPath: mustGatherPath{role: roleTimestamp}}
-	case base == versionFile:
+	case versionFile:
 		return treeFile{name: p, mustGatherPath: mustGatherPath{role: roleVersion}}
 	}
 	switch strings.ToLower(path.Ext(p)) {

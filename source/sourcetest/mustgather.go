@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,8 +31,8 @@ import (
 // Release is a must-gather image's minor release: 16 for 4.16.
 type Release int
 
-// Gathers: what the must-gather image of r gathers of the kinds the
-// exporter reads (openshift/must-gather collection-scripts/gather_ppc,
+// Gathers says whether the must-gather image of r gathers kind, of the
+// kinds the exporter reads (openshift/must-gather collection-scripts/gather_ppc,
 // release-4.16 ... main): no MachineOSConfigs or MachineOSBuilds before
 // 4.18, no MachineConfigNodes before 4.19.
 func (r Release) Gathers(kind string) bool {
@@ -388,7 +389,7 @@ func (w *mgWriter) noise() error {
 		"monitoring/prometheus/status/tsdb.json":        `{"status":"success","data":{"headStats":{"numSeries":812345}}}` + "\n",
 		"monitoring/alertmanager/status.json":           `{"cluster":{"status":"ready"},"versionInfo":{"version":"0.28.1"}}` + "\n",
 		"host_service_logs/masters/kubelet_service.log": "Oct 17 12:58:01 ip-10-0-12-34 kubenswrapper[2145]: I1017 12:58:01.000000    2145 kubelet.go:2435] \"SyncLoop UPDATE\"\n",
-		"cluster-scoped-resources/config.openshift.io/clusterversions/version.yaml":    "apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n  name: version\nspec:\n  channel: stable-4." + fmt.Sprint(int(w.o.Release)) + "\n",
+		"cluster-scoped-resources/config.openshift.io/clusterversions/version.yaml":    "apiVersion: config.openshift.io/v1\nkind: ClusterVersion\nmetadata:\n  name: version\nspec:\n  channel: stable-4." + strconv.Itoa(int(w.o.Release)) + "\n",
 		"cluster-scoped-resources/storage.k8s.io/storageclasses/gp3-csi.yaml":          "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: gp3-csi\nprovisioner: ebs.csi.aws.com\n",
 		"namespaces/openshift-etcd/core/secrets.yaml":                                  "apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n    tls.key: NDA5NiBieXRlcyBsb25n\n  kind: Secret\n  metadata:\n    name: etcd-client\n    namespace: openshift-etcd\n  type: kubernetes.io/tls\nkind: SecretList\nmetadata:\n  resourceVersion: \"4123789\"\n",
 		"namespaces/openshift-etcd/pods/etcd-ip-10-0-12-34/etcd/etcd/logs/current.log": "2025-10-17T12:58:01.000000000Z {\"level\":\"info\",\"msg\":\"apply request took too long\"}\n",
