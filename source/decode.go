@@ -198,6 +198,11 @@ func (st *fileState) convert(raw json.RawMessage, item bool) ([]runtime.Object, 
 		st.skipped[gvk.String()]++
 		return nil, nil
 	}
+	return st.convertObject(raw, gvk, k)
+}
+
+// convertObject decodes raw, an object of a kind the exporter reads.
+func (st *fileState) convertObject(raw json.RawMessage, gvk schema.GroupVersionKind, k kind) ([]runtime.Object, error) {
 	u := &unstructured.Unstructured{}
 	if err := utiljson.Unmarshal(raw, &u.Object); err != nil {
 		return nil, fmt.Errorf("%s: %w", gvk.Kind, err)
