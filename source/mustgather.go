@@ -48,10 +48,17 @@ type mustGatherPath struct {
 }
 
 // layoutIndex is where a path enters a must-gather's layout: the index
-// of its cluster-scoped-resources or namespaces segment, -1 outside.
+// of its cluster-scoped-resources segment (a group directory follows) or
+// namespaces segment (a namespace's own file or a group directory
+// follows), -1 outside: a flat snapshot's namespaces/<ns>/secrets.yaml is
+// no must-gather's.
 func layoutIndex(segs []string) int {
 	for i, s := range segs {
-		if (s == clusterScopedDir && len(segs)-i >= 3) || (s == namespacesDir && len(segs)-i >= 3) {
+		rest := segs[i+1:]
+		switch {
+		case s == clusterScopedDir && len(rest) >= 2:
+			return i
+		case s == namespacesDir && len(rest) >= 3, s == namespacesDir && len(rest) == 2 && rest[1] == rest[0]+".yaml":
 			return i
 		}
 	}

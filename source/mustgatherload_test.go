@@ -89,6 +89,7 @@ func TestCoverageByNamespace(t *testing.T) {
 		{"an empty secrets.yaml", map[string]string{"secrets.yaml": "apiVersion: v1\nkind: List\nitems: []\n"}, true},
 		{"a must-gather of another namespace", map[string]string{"namespaces/other/core/secrets.yaml": emptySecretList}, false},
 		{"a must-gather of the MCO's", map[string]string{"namespaces/openshift-machine-config-operator/core/secrets.yaml": emptySecretList}, true},
+		{"a flat snapshot in a directory named namespaces", map[string]string{"namespaces/openshift-machine-config-operator/secrets.yaml": emptySecretList}, true},
 		{"a must-gather whose MCO namespace has Secrets elsewhere", map[string]string{
 			"namespaces/openshift-machine-config-operator/core/configmaps.yaml": "apiVersion: v1\nkind: ConfigMapList\nitems: []\n",
 			"namespaces/openshift-config/core/secrets.yaml":                     emptySecretList,
