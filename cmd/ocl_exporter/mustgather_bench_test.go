@@ -1,9 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
-	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,26 +15,18 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
-// diagnoseArgsEnv makes the test binary run diagnose with these
-// arguments (split on newlines) and exit: the benchmark measures a
-// process's peak memory, which only a process of its own has.
-const diagnoseArgsEnv = "OCL_EXPORTER_BENCH_DIAGNOSE"
-
-func TestMain(m *testing.M) {
-	if args := os.Getenv(diagnoseArgsEnv); args != "" {
-		os.Exit(exitStatus(run(context.Background(), strings.Split(args, "\n"), os.Stderr)))
-	}
-	os.Exit(m.Run())
-}
-
 // BenchmarkDiagnoseLargeMustGather: diagnose of a must-gather holding
 // about 300 MB of what the exporter does not read (other namespaces'
 // pods, Secrets, events and logs, CRDs, Prometheus answers) around the
 // OCL objects of seed004-build-failed, as a 4.19 must-gather image writes
-// them. Each run is a process of its own; maxrss-MiB is its peak resident
-// memory.
+// them. Each run is the ocl_exporter binary, built here, in a process of
+// its own; maxrss-MiB is its peak resident memory.
 func BenchmarkDiagnoseLargeMustGather(b *testing.B) {
 	dir := b.TempDir()
+	bin := filepath.Join(dir, "ocl_exporter")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
 	root, err := sourcetest.WriteMustGather("../../testdata/scenarios/seed004-build-failed", dir, sourcetest.MustGatherOptions{Release: 19, At: sourcetest.Now})
 	if err != nil {
 		b.Fatal(err)
@@ -45,8 +38,7 @@ func BenchmarkDiagnoseLargeMustGather(b *testing.B) {
 	var maxRSS int64
 	b.ResetTimer()
 	for b.Loop() {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), diagnoseArgsEnv+"=diagnose\n--snapshot="+root+"\n-o\njson\n--log.level=error")
+		cmd := exec.Command(bin, "diagnose", "--snapshot="+root, "-o", "json", "--log.level=error")
 		var stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = nil, &stderr
 		if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
@@ -61,7 +53,10 @@ func BenchmarkDiagnoseLargeMustGather(b *testing.B) {
 }
 
 // writeUnrelated adds about n bytes of what a must-gather holds and the
-// exporter does not read under root's image directory.
+// exporter does not read under root's image directory. It writes as it
+// goes: the benchmark's own peak memory must stay below diagnose's, since
+// a child's maxrss starts from its parent's (the kernel carries the
+// high-water mark across the fork and exec).
 func writeUnrelated(root string, n int64) (int64, error) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -73,35 +68,89 @@ func writeUnrelated(root string, n int64) (int64, error) {
 			image = filepath.Join(root, e.Name())
 		}
 	}
-	pod := strings.Repeat("    - name: FOO\n      value: "+strings.Repeat("x", 100)+"\n", 40)
+	env := strings.Repeat("    - name: FOO\n      value: "+strings.Repeat("x", 100)+"\n", 40)
 	var written int64
-	write := func(p, body string) error {
+	write := func(p string, parts func(w io.Writer) error) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		written += int64(len(body))
-		return os.WriteFile(p, []byte(body), 0o644)
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		cw := &countingWriter{w: bufio.NewWriter(f)}
+		if err := parts(cw); err != nil {
+			f.Close()
+			return err
+		}
+		written += cw.n
+		if err := cw.w.(*bufio.Writer).Flush(); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	list := func(ns, kind string) func(w io.Writer) error {
+		return func(w io.Writer) error {
+			fmt.Fprint(w, "apiVersion: v1\nitems:\n")
+			for j := range 200 {
+				fmt.Fprintf(w, "- apiVersion: v1\n  kind: %s\n  metadata:\n    name: app-%d\n    namespace: %s\n  spec:\n    containers:\n    - name: app\n      env:\n%s", kind, j, ns, env)
+			}
+			_, err := fmt.Fprintf(w, "kind: %sList\nmetadata:\n  resourceVersion: \"1\"\n", kind)
+			return err
+		}
+	}
+	repeat := func(s string, k int) func(w io.Writer) error {
+		return func(w io.Writer) error {
+			for range k {
+				if _, err := io.WriteString(w, s); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	series := func(k int) func(w io.Writer) error { // a Prometheus answer
+		return func(w io.Writer) error {
+			if _, err := io.WriteString(w, `{"status":"success","data":[`); err != nil {
+				return err
+			}
+			if err := repeat(`{"__name__":"up","job":"x"},`, k)(w); err != nil {
+				return err
+			}
+			_, err := io.WriteString(w, `{}]}`)
+			return err
+		}
 	}
 	for i := 0; written < n; i++ {
-		ns := filepath.Join(image, "namespaces", fmt.Sprintf("app-%03d", i))
-		var list strings.Builder
-		list.WriteString("apiVersion: v1\nitems:\n")
-		for j := range 200 {
-			fmt.Fprintf(&list, "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: app-%d\n    namespace: app-%03d\n  spec:\n    containers:\n    - name: app\n      env:\n%s", j, i, pod)
-		}
-		list.WriteString("kind: PodList\nmetadata:\n  resourceVersion: \"1\"\n")
-		for _, f := range []struct{ path, body string }{
-			{filepath.Join(ns, "core", "pods.yaml"), list.String()},
-			{filepath.Join(ns, "core", "secrets.yaml"), strings.ReplaceAll(strings.ReplaceAll(list.String(), "kind: Pod\n", "kind: Secret\n"), "PodList", "SecretList")},
-			{filepath.Join(ns, "core", "events.yaml"), strings.ReplaceAll(strings.ReplaceAll(list.String(), "kind: Pod\n", "kind: Event\n"), "PodList", "EventList")},
-			{filepath.Join(ns, "pods", "app-0", "app", "app", "logs", "current.log"), strings.Repeat("2025-10-17T12:00:00.000000000Z I1017 12:00:00.000000 1 server.go:42] serving\n", 4000)},
-			{filepath.Join(image, "cluster-scoped-resources", "apiextensions.k8s.io", "customresourcedefinitions", fmt.Sprintf("crd%03d.example.com.yaml", i)), strings.Replace(list.String(), "kind: Pod\n", "kind: CustomResourceDefinition\n", 1)},
-			{filepath.Join(image, "monitoring", "prometheus", fmt.Sprintf("series-%03d.json", i)), `{"status":"success","data":[` + strings.Repeat(`{"__name__":"up","job":"x"},`, 2000) + `{}]}`},
+		name := fmt.Sprintf("app-%03d", i)
+		ns := filepath.Join(image, "namespaces", name)
+		for _, f := range []struct {
+			path  string
+			parts func(w io.Writer) error
+		}{
+			{filepath.Join(ns, "core", "pods.yaml"), list(name, "Pod")},
+			{filepath.Join(ns, "core", "secrets.yaml"), list(name, "Secret")},
+			{filepath.Join(ns, "core", "events.yaml"), list(name, "Event")},
+			{filepath.Join(ns, "pods", "app-0", "app", "app", "logs", "current.log"), repeat("2025-10-17T12:00:00.000000000Z I1017 12:00:00.000000 1 server.go:42] serving\n", 4000)},
+			{filepath.Join(image, "cluster-scoped-resources", "apiextensions.k8s.io", "customresourcedefinitions", "crd"+name+".example.com.yaml"), list("", "CustomResourceDefinition")},
+			{filepath.Join(image, "monitoring", "prometheus", "series-"+name+".json"), series(2000)},
 		} {
-			if err := write(f.path, f.body); err != nil {
+			if err := write(f.path, f.parts); err != nil {
 				return 0, err
 			}
 		}
 	}
 	return written, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
