@@ -153,7 +153,8 @@ func readTimestamp(r io.Reader) time.Time {
 var mustGatherRelease = regexp.MustCompile(`(?m)^openshift/must-gather\s*\n\s*(\d+)\.(\d+)\.`)
 
 // readRelease reads a version file: the major and minor release of the
-// must-gather image, ok false for another image's or an unknown one.
+// must-gather image, ok false for another image's or an unknown one
+// (version's fallback "0.0.0-unknown").
 func readRelease(r io.Reader) (release, bool) {
 	b, _ := io.ReadAll(io.LimitReader(r, 4<<10))
 	m := mustGatherRelease.FindSubmatch(b)
@@ -162,7 +163,8 @@ func readRelease(r io.Reader) (release, bool) {
 	}
 	major, _ := strconv.Atoi(string(m[1]))
 	minor, _ := strconv.Atoi(string(m[2]))
-	return release{major, minor}, true
+	rel := release{major, minor}
+	return rel, rel.atLeast(4, 1) // not "0.0.0-unknown", an image built without a version
 }
 
 type release struct{ major, minor int }

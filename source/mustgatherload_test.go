@@ -198,3 +198,27 @@ func TestArchiveEntryBound(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestMustGatherRelease: the version file names the must-gather image's
+// release; what it gathers follows (5.0 is release-4.23's successor name).
+func TestMustGatherRelease(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want string // resources gathered beyond 4.16's, "-" for no release
+	}{
+		{"openshift/must-gather\n4.17.0-202410011234.p0.gabcdef0.assembly.stream.el9\n", ""},
+		{"openshift/must-gather\n4.18.3-202502101302.p0.g1234567.assembly.stream.el9\n", "machineosconfigs.machineconfiguration.openshift.io machineosbuilds.machineconfiguration.openshift.io"},
+		{"openshift/must-gather\n5.0.0-202610011234.p0.g7654321.assembly.stream.el9\n", "machineosconfigs.machineconfiguration.openshift.io machineosbuilds.machineconfiguration.openshift.io machineconfignodes.machineconfiguration.openshift.io"},
+		{"openshift/must-gather\n0.0.0-unknown\n", "-"},
+		{"registry.redhat.io/odf4/odf-must-gather\n4.18.0\n", "-"},
+	} {
+		rel, ok := readRelease(strings.NewReader(tc.file))
+		got := "-"
+		if ok {
+			got = strings.Join(gathered(rel)[4:], " ")
+		}
+		if got != tc.want {
+			t.Errorf("%q: gathers %q, want %q", tc.file, got, tc.want)
+		}
+	}
+}
