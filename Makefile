@@ -123,6 +123,26 @@ RUNBOOK_URL  ?=
 bundle:
 	$(GO) run ./hack/bundle $(if $(RUNBOOK_REPO),-repository=$(RUNBOOK_REPO)) $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
 
+## manifests: `make manifests IMAGE=REGISTRY/ocl_exporter:TAG` renders the
+## bundle (deploy/, or BUNDLE=deploy/overlays/user-workload) with that image
+## into one YAML file, MANIFESTS (bin/ocl-exporter.yaml), with the kustomize
+## of go.mod (hack/bundle): no kustomize program to install.
+## deploy: `make deploy IMAGE=...` applies those manifests with oc (or
+## kubectl) as your login, a cluster admin, and waits for the rollout.
+BUNDLE    ?= deploy
+MANIFESTS ?= $(BIN)/ocl-exporter.yaml
+KUBECTL   ?= $(shell command -v oc 2>/dev/null || command -v kubectl 2>/dev/null)
+.PHONY: manifests deploy
+manifests:
+	@test -n "$(IMAGE)" || { echo "make $@ IMAGE=REGISTRY/ocl_exporter:TAG (the image make push pushed)"; exit 2; }
+	@mkdir -p $(dir $(MANIFESTS))
+	$(GO) run ./hack/bundle -manifests=$(MANIFESTS) -dir=$(BUNDLE) -image=$(IMAGE)
+
+deploy: manifests
+	@test -n "$(KUBECTL)" || { echo "make deploy: neither oc nor kubectl is on PATH; apply $(MANIFESTS) with your cluster's client"; exit 2; }
+	$(KUBECTL) apply -f $(MANIFESTS)
+	$(KUBECTL) -n ocl-exporter rollout status deployment/ocl-exporter --timeout=5m
+
 ## lint-dockerfile: BuildKit's build checks (what `docker build --check`
 ## runs), built from tools/go.mod: no container engine runs here.
 DOCKERFILE_CHECK := $(BIN)/dockerfile-check
