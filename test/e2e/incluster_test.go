@@ -94,7 +94,7 @@ chmod -R a+rX /run/secrets /run/image
 mount --bind / /
 mount -o remount,bind,ro /
 cd /
-shift 2
+shift 1
 exec setpriv --reuid 65532 --regid 65532 --clear-groups env -i PATH=/run/image/usr/bin \
 	KUBERNETES_SERVICE_HOST="$HOST" KUBERNETES_SERVICE_PORT="$PORT" "$@"`
 	cmd := exec.CommandContext(t.Context(), "unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", setup, src, env.exporterBin, binaryName},
