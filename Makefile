@@ -227,6 +227,7 @@ DIST_IMAGE     := $(IMAGE_REPO):$(VERSION)
 DIST_LAYOUT    := $(BIN)/dist-oci
 .PHONY: dist
 dist: $(IMAGE_TOOL)
+	$(GO) run ./hack/dist -check-tag -version='$(VERSION)'
 	rm -rf $(DIST) $(DIST_LAYOUT)
 	mkdir -p $(DIST)
 	@set -e; for p in $(DIST_PLATFORMS); do \

@@ -59,8 +59,13 @@ func main() {
 	flag.StringVar(&r.Image, "image", "", "the image reference the bundle deploys")
 	flag.StringVar(&layout, "layout", "", "the OCI image layout directory to pack into the archive")
 	flag.StringVar(&platforms, "platforms", "", "the OS/ARCH pairs built, space separated")
+	tagOnly := flag.Bool("check-tag", false, "only check that a release tag is VERSION's (before anything is built)")
 	flag.Parse()
 	r.Platforms = strings.Fields(platforms)
+	run := run
+	if *tagOnly {
+		run = func(r Release, _ string) error { return checkTagFile(r.Version) }
+	}
 	if err := run(r, layout); err != nil {
 		fmt.Fprintln(os.Stderr, "dist:", err)
 		os.Exit(1)
@@ -71,11 +76,7 @@ func run(r Release, layout string) error {
 	if r.Version == "" || r.Revision == "" || r.Image == "" || layout == "" || len(r.Platforms) == 0 {
 		return errors.New("-version, -revision, -image, -layout and -platforms are required (make dist sets them)")
 	}
-	versionFile, err := os.ReadFile("VERSION")
-	if err != nil {
-		return fmt.Errorf("run from the repository root: %w", err)
-	}
-	if err := CheckTag(r.Version, strings.TrimSpace(string(versionFile))); err != nil {
+	if err := checkTagFile(r.Version); err != nil {
 		return err
 	}
 	if err := packLayout(layout, filepath.Join(r.Dir, r.Archive())); err != nil {
@@ -89,6 +90,15 @@ func run(r Release, layout string) error {
 	}
 	fmt.Printf("dist: %s, every artifact at %s (commit %s)\n", r.Dir, r.Version, r.Revision)
 	return nil
+}
+
+// checkTagFile is CheckTag with the VERSION file of the working directory.
+func checkTagFile(version string) error {
+	b, err := os.ReadFile("VERSION")
+	if err != nil {
+		return fmt.Errorf("run from the repository root: %w", err)
+	}
+	return CheckTag(version, strings.TrimSpace(string(b)))
 }
 
 // CheckTag refuses a release whose tag is not the version VERSION names:
