@@ -112,7 +112,7 @@ func inBundle(c string) (string, error) {
 	if args, ok := strings.CutPrefix(c, exec+" "); ok {
 		return name + " " + args, nil
 	}
-	return "", fmt.Errorf("does not run the bundle's Deployment: want %s ...", exec)
+	return "", fmt.Errorf("does not run the bundle's Deployment (%s)", exec)
 }
 
 // TestRunbookCommandsParse: every ocl_exporter command a runbook gives

@@ -122,8 +122,11 @@ func checkImage(r Release, binaries map[string][]byte) error {
 		return err
 	}
 	var top struct{ Manifests []ociDescriptor }
-	if err := json.Unmarshal(blobs["index.json"], &top); err != nil || len(top.Manifests) != 1 {
-		return fmt.Errorf("%s: index.json does not name one image index: %v", r.Archive(), err)
+	if err := json.Unmarshal(blobs["index.json"], &top); err != nil {
+		return fmt.Errorf("%s: index.json: %w", r.Archive(), err)
+	}
+	if len(top.Manifests) != 1 {
+		return fmt.Errorf("%s: index.json names %d entries, want one image index", r.Archive(), len(top.Manifests))
 	}
 	var idx struct{ Manifests []ociDescriptor }
 	if err := json.Unmarshal(blobs[blobPath(top.Manifests[0].Digest)], &idx); err != nil {
@@ -155,8 +158,11 @@ func checkPlatformImage(r Release, blobs map[string][]byte, digest, platform str
 		Config ociDescriptor
 		Layers []ociDescriptor
 	}
-	if err := json.Unmarshal(blobs[blobPath(digest)], &manifest); err != nil || len(manifest.Layers) != 1 {
-		return fmt.Errorf("%s %s: want a manifest of one layer: %v", r.Archive(), platform, err)
+	if err := json.Unmarshal(blobs[blobPath(digest)], &manifest); err != nil {
+		return fmt.Errorf("%s %s: the manifest: %w", r.Archive(), platform, err)
+	}
+	if len(manifest.Layers) != 1 {
+		return fmt.Errorf("%s %s: %d layers, want one", r.Archive(), platform, len(manifest.Layers))
 	}
 	var config struct {
 		Config struct{ Labels map[string]string }
