@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ocl-exporter/ocl_exporter/deploy"
+	"github.com/ocl-exporter/ocl_exporter/diagnose"
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
@@ -139,6 +141,7 @@ func TestRunbookFirstCommandInThePod(t *testing.T) {
 		if stderr != "" {
 			t.Errorf("%v in the pod warns:\n%s", args, stderr)
 		}
+		checkAccessPassed(t, got)
 	}
 
 	snap, stderr, code := inPod(t, token, "capture", "--output=-")
@@ -163,6 +166,20 @@ func TestRunbookFirstCommandInThePod(t *testing.T) {
 	out, _, code := inPod(t, serviceAccountToken(t, namespace, other), "diagnose", "-o", "json", diagnoseAt)
 	if code != 2 {
 		t.Errorf("diagnose as %s/%s, which deploy/ grants nothing, exits %d, want 2 (could not diagnose):\n%s", namespace, other, code, out)
+	}
+}
+
+// checkAccessPassed wants diagnose's check that every watched resource
+// could be read to have passed in a JSON report.
+func checkAccessPassed(t *testing.T, report string) {
+	t.Helper()
+	var r diagnose.Report
+	if err := json.Unmarshal([]byte(report), &r); err != nil {
+		t.Fatalf("%v:\n%s", err, report)
+	}
+	i := slices.IndexFunc(r.Cluster, func(c diagnose.Check) bool { return c.ID == diagnose.CheckExporterAccess })
+	if i < 0 || r.Cluster[i].Status != diagnose.Passed {
+		t.Errorf("diagnose in the pod: check %s did not pass: %s", diagnose.CheckExporterAccess, report)
 	}
 }
 
