@@ -101,9 +101,9 @@ $(PROMTOOL): tools/go.mod tools/go.sum
 $(GOLANGCI): tools/golangci/go.mod tools/golangci/go.sum
 	cd tools/golangci && $(GO) build -o ../../$(GOLANGCI) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
-## clean: remove bin/, every build output and tool built there.
+## clean: remove bin/ and dist/, every build output and tool built there.
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist
 
 ## bundle: write deploy/base/generated/ (the PrometheusRule from
 ## alerts/*rules.yaml, the console dashboards from dashboards/*.json) and
@@ -120,6 +120,26 @@ RUNBOOK_URL  ?=
 .PHONY: bundle lint-dockerfile
 bundle:
 	$(GO) run ./hack/bundle $(if $(RUNBOOK_REPO),-repository=$(RUNBOOK_REPO)) $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
+
+## manifests: `make manifests IMAGE=REGISTRY/ocl_exporter:TAG` renders the
+## bundle (deploy/, or BUNDLE=deploy/overlays/user-workload) with that image
+## into one YAML file, MANIFESTS (bin/ocl-exporter.yaml), with the kustomize
+## of go.mod (hack/bundle): no kustomize program to install.
+## deploy: `make deploy IMAGE=...` applies those manifests with oc (or
+## kubectl) as your login, a cluster admin, and waits for the rollout.
+BUNDLE    ?= deploy
+MANIFESTS ?= $(BIN)/ocl-exporter.yaml
+KUBECTL   ?= $(shell command -v oc 2>/dev/null || command -v kubectl 2>/dev/null)
+.PHONY: manifests deploy
+manifests:
+	@test -n "$(IMAGE)" || { echo "make $@ IMAGE=REGISTRY/ocl_exporter:TAG (the image make push pushed)"; exit 2; }
+	@mkdir -p $(dir $(MANIFESTS))
+	$(GO) run ./hack/bundle -manifests=$(MANIFESTS) -dir=$(BUNDLE) -image=$(IMAGE)
+
+deploy: manifests
+	@test -n "$(KUBECTL)" || { echo "make deploy: neither oc nor kubectl is on PATH; apply $(MANIFESTS) with your cluster's client"; exit 2; }
+	$(KUBECTL) apply -f $(MANIFESTS)
+	$(KUBECTL) -n ocl-exporter rollout status deployment/ocl-exporter --timeout=5m
 
 ## lint-dockerfile: BuildKit's build checks (what `docker build --check`
 ## runs), built from tools/go.mod: no container engine runs here.
@@ -191,6 +211,33 @@ test-image: image
 push: image
 	@test -n "$(IMAGE)" || { echo "make push IMAGE=REGISTRY/ocl_exporter:TAG"; exit 2; }
 	cd tools && $(GO) tool crane push $(abspath $(IMAGE_LAYOUT)) $(IMAGE)
+
+## dist: the release artifacts in dist/ (ignored; CONTRIBUTING.md,
+## "Cutting a release"): static binaries for DIST_PLATFORMS, the OCI image
+## of the linux ones as an archive, the bundle rendered with
+## IMAGE_REPO:VERSION and its runbook links at that version, and SHA256SUMS;
+## hack/dist then checks that every artifact says VERSION (git describe: the
+## tag on a release, which must be the one the VERSION file names).
+DIST           := dist
+DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+IMAGE_REPO     ?= ghcr.io/ocl-exporter/ocl_exporter
+DIST_IMAGE     := $(IMAGE_REPO):$(VERSION)
+DIST_LAYOUT    := $(BIN)/dist-oci
+.PHONY: dist
+dist: $(IMAGE_TOOL)
+	$(GO) run ./hack/dist -check-tag -version='$(VERSION)'
+	rm -rf $(DIST) $(DIST_LAYOUT)
+	mkdir -p $(DIST)
+	@set -e; for p in $(DIST_PLATFORMS); do \
+		echo "build $$p"; \
+		GOOS=$${p%%/*} GOARCH=$${p#*/} $(GOBUILD) -o $(DIST)/ocl_exporter-$(VERSION)-$${p%%/*}-$${p#*/} ./cmd/ocl_exporter; \
+	done
+	$(IMAGE_TOOL) -out $(DIST_LAYOUT) -version '$(VERSION)' -revision '$(REVISION)' -created $(IMAGE_CREATED) \
+		$(foreach p,$(filter linux/%,$(DIST_PLATFORMS)),$(p)=$(DIST)/ocl_exporter-$(VERSION)-$(subst /,-,$(p)))
+	$(GO) run ./hack/bundle -manifests=$(DIST)/ocl_exporter-$(VERSION).yaml -image=$(DIST_IMAGE) \
+		-version='$(VERSION)' -revision='$(REVISION)' $(if $(RUNBOOK_REPO),-repository=$(RUNBOOK_REPO))
+	$(GO) run ./hack/dist -dir=$(DIST) -version='$(VERSION)' -revision='$(REVISION)' -image=$(DIST_IMAGE) \
+		-layout=$(DIST_LAYOUT) -platforms='$(DIST_PLATFORMS)'
 
 $(IMAGE_TOOL): tools/go.mod tools/go.sum tools/image/main.go
 	cd tools && $(GO) build -o ../$(IMAGE_TOOL) ./image

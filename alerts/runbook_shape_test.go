@@ -10,18 +10,31 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/ocl-exporter/ocl_exporter/alerts"
+	"github.com/ocl-exporter/ocl_exporter/deploy"
 	"github.com/ocl-exporter/ocl_exporter/diagnose"
 )
 
 // A runbook's first screen (about 30 lines as GitHub renders it) says what
 // is broken, the impact and the first safe command: the exporter's own
-// diagnosis. How the alert decides and the checks by hand come below.
+// diagnosis, run in the bundle's Deployment with nothing but oc (the
+// on-call engineer has oc, not the binary). How the alert decides and the
+// checks by hand come below.
 const (
 	firstScreenLines = 30
 	maxMeaningLines  = 6 // non-blank
 	maxImpactLines   = 4 // non-blank
-	diagnoseCommand  = "ocl_exporter diagnose"
 )
+
+// diagnoseIn is the first command's start: diagnose in the Deployment of
+// deploy/, by its namespace and name.
+func diagnoseIn(t *testing.T) string {
+	t.Helper()
+	exec, err := deploy.Exec("ocl_exporter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exec + " diagnose"
+}
 
 // runbookShape is what the shape check needs to know about an alert.
 type runbookShape struct {
@@ -31,6 +44,8 @@ type runbookShape struct {
 	// check is the title of the diagnose check that is the alert, "" when
 	// none is.
 	check string
+	// command is what the first command starts with (diagnoseIn).
+	command string
 }
 
 // sectionLines returns the lines under the "## " heading up to the next
@@ -83,7 +98,7 @@ func runbookShapeProblems(text string, want runbookShape) []string {
 			inBlock = !inBlock
 		case inBlock && !done:
 			block = append(block, l)
-			if cmd < 0 && strings.Contains(l, diagnoseCommand) {
+			if cmd < 0 && strings.HasPrefix(l, want.command) {
 				cmd = at + i
 			}
 		case !inBlock:
@@ -96,9 +111,9 @@ func runbookShapeProblems(text string, want runbookShape) []string {
 		if len(block) > 0 {
 			first = fmt.Sprintf("%q", block[0])
 		}
-		return append(out, fmt.Sprintf("the first code block of Diagnosis, first line %s, does not run %s", first, diagnoseCommand))
+		return append(out, fmt.Sprintf("the first code block of Diagnosis, first line %s, does not run %s", first, want.command))
 	case cmd+1 > firstScreenLines:
-		out = append(out, fmt.Sprintf("%s is on line %d, past the first screen (%d lines)", diagnoseCommand, cmd+1, firstScreenLines))
+		out = append(out, fmt.Sprintf("%s is on line %d, past the first screen (%d lines)", want.command, cmd+1, firstScreenLines))
 	}
 	command := lines[cmd]
 	hasPool := strings.Contains(command, "--pool <pool>") || strings.Contains(command, "--pool=<pool>")
@@ -124,6 +139,7 @@ func wantShapes(t *testing.T) map[string]runbookShape {
 	t.Helper()
 	sources := alerts.LabelSources(t)
 	out := map[string]runbookShape{}
+	command := diagnoseIn(t)
 	for _, r := range alerts.AlertRules(t) {
 		e, err := parser.ParseExpr(r.Expr)
 		if err != nil {
@@ -133,7 +149,7 @@ func wantShapes(t *testing.T) map[string]runbookShape {
 		if err != nil {
 			t.Fatalf("%s: %v", r.Alert, err)
 		}
-		out[r.Alert] = runbookShape{pool: slices.Contains(labels, "pool")}
+		out[r.Alert] = runbookShape{pool: slices.Contains(labels, "pool"), command: command}
 	}
 	for _, c := range diagnose.Checks {
 		for _, a := range c.Alerts {
@@ -162,9 +178,11 @@ func TestRunbooksOpenWithTheFirstSafeCommand(t *testing.T) {
 // TestRunbookShapeProblemsRejects makes sure the check above can fail.
 func TestRunbookShapeProblemsRejects(t *testing.T) {
 	good := "# OCLX\n\n## Meaning\n\nPool broken.\n\n## Impact\n\nNo image.\n\n## Diagnosis\n\nFirst:\n\n" +
-		"```console\nocl_exporter diagnose --pool <pool>\n```\n\nCheck \"The pool is fine\"; `/status` too.\n\n" +
+		"```console\noc -n ocl-exporter exec deploy/ocl-exporter -- ocl_exporter diagnose --pool <pool>\n```\n\n" +
+		"Or:\n\n```console\nocl_exporter diagnose --pool <pool>\n```\n\nCheck \"The pool is fine\"; `/status` too.\n\n" +
 		"### How this alert decides\n\nMechanism.\n\n## Mitigation\n"
-	pool := runbookShape{pool: true, check: "The pool is fine"}
+	command := "oc -n ocl-exporter exec deploy/ocl-exporter -- ocl_exporter diagnose"
+	pool := runbookShape{pool: true, check: "The pool is fine", command: command}
 	if p := runbookShapeProblems(good, pool); len(p) > 0 {
 		t.Fatalf("a good runbook: %v", p)
 	}
@@ -176,12 +194,15 @@ func TestRunbookShapeProblemsRejects(t *testing.T) {
 	}{
 		{"long meaning", strings.Replace(good, "Pool broken.\n", long, 1), pool, "Meaning has 7 lines"},
 		{"long impact", strings.Replace(good, "No image.\n", long, 1), pool, "Impact has 7 lines"},
-		{"no diagnose", strings.Replace(good, "ocl_exporter diagnose --pool <pool>", "oc get mcp <pool>", 1), pool, "does not run ocl_exporter diagnose"},
-		{"diagnose after another block", strings.Replace(good, "First:\n", "```console\noc get mcp\n```\n", 1), pool, "does not run ocl_exporter diagnose"},
-		{"diagnose only in a subsection", strings.Replace(good, "First:\n", "First:\n\n### By hand\n", 1), pool, "does not run ocl_exporter diagnose"},
+		{"no diagnose", strings.Replace(good, "ocl_exporter diagnose --pool <pool>", "oc get mcp <pool>", 1), pool, "does not run oc -n"},
+		{"diagnose after another block", strings.Replace(good, "First:\n", "```console\noc get mcp\n```\n", 1), pool, "does not run oc -n"},
+		{"diagnose only in a subsection", strings.Replace(good, "First:\n", "First:\n\n### By hand\n", 1), pool, "does not run oc -n"},
 		{"below the first screen", strings.Replace(good, "First:\n", strings.Repeat("Text.\n", firstScreenLines), 1), pool, "past the first screen"},
 		{"no --pool", strings.Replace(good, " --pool <pool>", "", 1), pool, "diagnose --pool <pool>"},
-		{"--pool without a pool label", good, runbookShape{check: pool.check}, "no pool label"},
+		{"--pool without a pool label", good, runbookShape{check: pool.check, command: command}, "no pool label"},
+		{"the binary first", strings.Replace(good, "oc -n ocl-exporter exec deploy/ocl-exporter -- ", "", 1), pool, "does not run oc -n"},
+		{"another namespace", strings.Replace(good, "-n ocl-exporter", "-n monitoring", 1), pool, "does not run oc -n"},
+		{"another deployment", strings.Replace(good, "deploy/ocl-exporter", "deploy/exporter", 1), pool, "does not run oc -n"},
 		{"no /status", strings.Replace(good, "`/status`", "the page", 1), pool, "/status"},
 		{"another check", good, runbookShape{pool: true, check: "The build succeeded"}, `check "The build succeeded"`},
 	} {

@@ -7,11 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 
 	"github.com/prometheus/exporter-toolkit/web"
-	"golang.org/x/sys/unix"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ocl-exporter/ocl_exporter/regularfile"
@@ -21,22 +19,23 @@ import (
 // exporter-toolkit reads its file again on every request and TLS
 // handshake: a FIFO swapped in at that path hung every request, and a
 // link to /dev/zero crashed the process. It is given instead a private
-// copy, an anonymous in-memory file (memfd: the root filesystem is
-// read-only in the Deployment) that changes only when Reload has read the
-// file as a regular file of bounded size and validated it. The
+// copy (privateCopy: on Linux an anonymous in-memory file, since the root
+// filesystem is read-only in the Deployment) that changes only when
+// Reload has read the file as a regular file of bounded size and
+// validated it. The
 // certificate, key and CA files it names are still read on each
 // handshake, so a renewed certificate is served without a reload.
 type WebConfig struct {
 	source   string
 	maxBytes int64
-	fd       int        // the copy exporter-toolkit reads, by Path
-	mu       sync.Mutex // one Reload at a time
+	private  privateCopy // what exporter-toolkit reads, by Path
+	mu       sync.Mutex  // one Reload at a time
 }
 
 // LoadWebConfig reads path, refusing anything but a regular file of at
 // most maxBytes, and validates it as exporter-toolkit does.
 func LoadWebConfig(path string, maxBytes int64) (*WebConfig, error) {
-	w := &WebConfig{source: path, maxBytes: maxBytes, fd: -1}
+	w := &WebConfig{source: path, maxBytes: maxBytes, private: newPrivateCopy()}
 	if err := w.Reload(); err != nil {
 		return nil, err
 	}
@@ -44,9 +43,7 @@ func LoadWebConfig(path string, maxBytes int64) (*WebConfig, error) {
 }
 
 // Path is the file to hand exporter-toolkit (web.FlagConfig.WebConfigFile).
-func (w *WebConfig) Path() string { return fdPath(w.fd) }
-
-func fdPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+func (w *WebConfig) Path() string { return w.private.path() }
 
 // Reload reads the file again; on any error the previous configuration
 // stays in force.
@@ -71,44 +68,14 @@ func (w *WebConfig) Reload() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", w.source, err)
 	}
-	next, err := memFile(out)
-	if err != nil {
-		return fmt.Errorf("a private copy of %s: %w", w.source, err)
-	}
-	if err := web.Validate(fdPath(next)); err != nil {
-		_ = unix.Close(next)
+	if err := w.private.replace(out, web.Validate); err != nil {
 		return fmt.Errorf("%s: %w", w.source, err)
 	}
-	if w.fd < 0 {
-		w.fd = next
-		return nil
-	}
-	// Put the new copy in place of the old one at once: Path never names
-	// a file half written.
-	err = unix.Dup3(next, w.fd, unix.O_CLOEXEC)
-	_ = unix.Close(next)
-	return err
-}
-
-// memFile returns a new anonymous in-memory file holding b.
-func memFile(b []byte) (int, error) {
-	fd, err := unix.MemfdCreate("ocl_exporter-web-config", unix.MFD_CLOEXEC)
-	if err != nil {
-		return -1, err
-	}
-	for len(b) > 0 {
-		n, err := unix.Write(fd, b)
-		if err != nil {
-			_ = unix.Close(fd)
-			return -1, err
-		}
-		b = b[n:]
-	}
-	return fd, nil
+	return nil
 }
 
 // Close releases the private copy.
-func (w *WebConfig) Close() { _ = unix.Close(w.fd) }
+func (w *WebConfig) Close() { w.private.close() }
 
 // tlsFiles are the keys of tls_server_config that name files, which
 // exporter-toolkit resolves relative to the configuration's directory.

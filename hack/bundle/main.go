@@ -47,7 +47,19 @@ func main() {
 	root := flag.String("root", ".", "repository root")
 	base := flag.String("runbook-url", "", "base URL of the runbooks the PrometheusRule links, ending in /; default: the -repository's runbooks at the tag or commit checked out")
 	repository := flag.String("repository", runbooks.Canonical, "repository (GitHub URL layout) whose runbooks the PrometheusRule links at the tag or commit checked out")
+	manifests := flag.String("manifests", "", "instead of writing the generated files, write the bundle as one YAML to this file (- for standard output), with -image set")
+	image := flag.String("image", "", "with -manifests: the exporter's image, REGISTRY/REPOSITORY:TAG or @sha256:DIGEST")
+	dir := flag.String("dir", "deploy", "with -manifests: the kustomization to render (deploy, or an overlay of it)")
+	release := flag.String("version", "", "with -manifests: generate the PrometheusRule anew, linking the runbooks at this version's ref (its tag for a release, else -revision)")
+	revision := flag.String("revision", "", "with -version: the commit the version was built from")
 	flag.Parse()
+	if *manifests != "" {
+		if err := writeManifests(*root, *dir, *image, *manifests, runbookBase(*base, *repository, *release, *revision)); err != nil {
+			fmt.Fprintln(os.Stderr, "bundle:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *base == "" {
 		ref, err := CheckedOutRef(*root)
 		if err != nil {
@@ -60,6 +72,33 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}
+}
+
+// runbookBase is where a rendered bundle links the runbooks: base when
+// given, else the runbooks at version's ref when a version is given, else
+// "" (the committed files' links).
+func runbookBase(base, repository, version, revision string) string {
+	if base != "" || version == "" {
+		return base
+	}
+	return runbooks.AtIn(repository, runbooks.Ref(version, revision))
+}
+
+// writeManifests renders the bundle into out, whole or not at all.
+func writeManifests(root, dir, image, out, runbookBase string) error {
+	b, err := Manifests(root, dir, image, runbookBase)
+	if err != nil {
+		return err
+	}
+	if out == "-" {
+		_, err = os.Stdout.Write(b)
+		return err
+	}
+	tmp := out + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, out)
 }
 
 // outputs are the directories this command fills, and what fills each.

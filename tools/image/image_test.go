@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -252,6 +253,9 @@ func TestBuiltImage(t *testing.T) {
 			}
 			files := rootfsOf(t, img)
 			exe := files[strings.TrimPrefix(binaryPath, "/")]
+			if got := onPath(cf.Config.Env, files, "ocl_exporter"); got != binaryPath {
+				t.Errorf("ocl_exporter, the name the runbooks run in the pod (oc exec ... -- ocl_exporter), resolves on the image's PATH to %q, want %s", got, binaryPath)
+			}
 			checkStatic(t, exe, d.Platform.Architecture)
 			if !strings.Contains(string(files["etc/passwd"]), ":x:65532:65532:") {
 				t.Errorf("/etc/passwd names no 65532:\n%s", files["etc/passwd"])
@@ -271,6 +275,22 @@ func TestBuiltImage(t *testing.T) {
 	if !ran {
 		t.Errorf("no image for %s/%s, where the test runs", runtime.GOOS, runtime.GOARCH)
 	}
+}
+
+// onPath is the file a name resolves to on the PATH of env, as the
+// runtime resolves `oc exec POD -- NAME` ("" when none holds it).
+func onPath(env []string, files map[string][]byte, name string) string {
+	for _, e := range env {
+		if dirs, ok := strings.CutPrefix(e, "PATH="); ok {
+			for d := range strings.SplitSeq(dirs, ":") {
+				p := path.Join(d, name)
+				if _, ok := files[strings.TrimPrefix(p, "/")]; ok {
+					return p
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // rootfsOf reads the image's single layer: its regular files by path.
