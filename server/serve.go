@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
@@ -59,6 +60,9 @@ type generation struct {
 	servers  []*http.Server
 	handoffs []*handoff
 	exited   chan error // each server's web.Serve, when it returns
+	// retired: replaced or shut down, so its servers' ending is expected
+	// (closing a listener under http.Server.Serve ends it with that error).
+	retired atomic.Bool
 }
 
 // Serve opens the listen addresses and serves them until Shutdown; it
@@ -120,6 +124,7 @@ func (s *Serving) Reload() (*WebConfig, error) {
 	old := s.current
 	s.current = g
 	// From here on every new connection is the new generation's.
+	old.retired.Store(true)
 	for _, h := range old.handoffs {
 		_ = h.Close()
 	}
@@ -133,6 +138,7 @@ func (s *Serving) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.shutdown = true
+	s.current.retired.Store(true)
 	s.closeSockets()
 	err := s.current.stop(ctx)
 	if s.current.web != nil {
@@ -180,13 +186,14 @@ func (s *Serving) start(w *WebConfig) (*generation, error) {
 		select {
 		case <-h.accepting:
 		case err := <-g.exited:
+			g.retired.Store(true)
 			go g.retire(s.timeouts.Write + s.timeouts.ReadHeader)
 			return nil, err
 		}
 	}
 	go func() {
 		for range g.servers {
-			if err := <-g.exited; !errors.Is(err, http.ErrServerClosed) {
+			if err := <-g.exited; !g.retired.Load() && !errors.Is(err, http.ErrServerClosed) {
 				s.fail(err)
 			}
 		}

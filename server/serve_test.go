@@ -73,3 +73,38 @@ func TestReloadDrainsRequestsInFlight(t *testing.T) {
 		t.Errorf("the request in flight: X-Frame-Options %q, want deny", got)
 	}
 }
+
+// TestReloadsAreNotFailures: the servers a reload replaces end because
+// their listeners closed; that ends neither the serving nor Wait, which
+// returns nil once Shutdown is called.
+func TestReloadsAreNotFailures(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(file, []byte("http_server_config:\n  http2: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := LoadWebConfig(file, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noSystemd := false
+	s, err := serveOn(ServeConfig{Handler: http.NotFoundHandler(), Timeouts: DefaultTimeouts, Flags: &web.FlagConfig{WebSystemdSocket: &noSystemd},
+		WebConfig: w, Logger: slog.New(slog.DiscardHandler)}, []net.Listener{l}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := s.Reload(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Wait(); err != nil {
+		t.Errorf("after 20 reloads and a shutdown, Wait: %v", err)
+	}
+}
