@@ -128,7 +128,7 @@ func (s *Serving) Reload() (*WebConfig, error) {
 	for _, h := range old.handoffs {
 		_ = h.Close()
 	}
-	go old.retire(s.timeouts.Write + s.timeouts.ReadHeader)
+	go old.retire(s.drain())
 	return next, nil
 }
 
@@ -187,7 +187,7 @@ func (s *Serving) start(w *WebConfig) (*generation, error) {
 		case <-h.accepting:
 		case err := <-g.exited:
 			g.retired.Store(true)
-			go g.retire(s.timeouts.Write + s.timeouts.ReadHeader)
+			go g.retire(s.drain())
 			return nil, err
 		}
 	}
@@ -200,6 +200,11 @@ func (s *Serving) start(w *WebConfig) (*generation, error) {
 	}()
 	return g, nil
 }
+
+// drain is how long a replaced generation may take to finish its
+// requests: by then the server's header and write timeouts have ended
+// every one.
+func (s *Serving) drain() time.Duration { return s.timeouts.ReadHeader + s.timeouts.Write }
 
 // stop closes the generation's listeners and waits for its requests in
 // flight until ctx ends.
