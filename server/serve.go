@@ -22,7 +22,7 @@ type ServeConfig struct {
 	// Flags are the listen addresses (or the systemd socket).
 	Flags *web.FlagConfig
 	// WebConfig is the --web.config.file as read at start, nil without
-	// one. Serve owns it from then on.
+	// one. Serve owns it from then on, whether it fails or not.
 	WebConfig *WebConfig
 	// MaxConns caps the connections of each listen address (Cap); 0 means
 	// no cap.

@@ -161,6 +161,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ownWebConfig := webConfig != nil // until server.Serve takes it
+	defer func() {
+		if ownWebConfig {
+			webConfig.Close()
+		}
+	}()
 	// SIGHUP reloads the web config once serving; it used to end the
 	// process.
 	hup := make(chan os.Signal, 1)
@@ -218,6 +224,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	logger.Info("starting "+name, started...)
 
+	ownWebConfig = false
 	serving, err := server.Serve(server.ServeConfig{Handler: handler, Timeouts: server.DefaultTimeouts,
 		Flags: o.web, WebConfig: webConfig, MaxConns: o.maxConnections, Logger: logger})
 	if err != nil {
