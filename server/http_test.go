@@ -16,12 +16,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/exporter-toolkit/web"
 )
 
-// serveReal runs Handler behind NewHTTPServer through exporter-toolkit's
-// web.Serve, as the binary does, on a loopback port, and returns its
-// address.
+// serveReal runs Handler as the binary does (Serve: NewHTTPServer through
+// exporter-toolkit's web.Serve), uncapped, on a loopback port, and returns
+// its address.
 func serveReal(t *testing.T, cfg Config, timeouts Timeouts) string {
 	t.Helper()
 	cfg.Registry = prometheus.NewRegistry()
@@ -36,25 +35,8 @@ func serveReal(t *testing.T, cfg Config, timeouts Timeouts) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := NewHTTPServer(h, timeouts, cfg.Logger)
-	noConfig, noSystemd := "", false
-	done := make(chan error, 1)
-	go func() {
-		done <- web.Serve(l, srv, &web.FlagConfig{WebConfigFile: &noConfig, WebSystemdSocket: &noSystemd}, cfg.Logger)
-	}()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return l.Addr().String()
+	addr, _ := serveOnLoopback(t, h, timeouts, 0)
+	return addr
 }
 
 var quick = Timeouts{ReadHeader: time.Second, Read: time.Second, Write: 500 * time.Millisecond, Idle: 300 * time.Millisecond}

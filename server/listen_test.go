@@ -3,13 +3,13 @@ package server
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,50 +17,47 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 )
 
-// TestConnectionsAreCapped: connections held open (no request sent) take
-// no more than the cap; a request past it waits until the header timeout
-// frees a held one, then is answered.
-func TestConnectionsAreCapped(t *testing.T) {
-	const limit = 4
+// serveOnLoopback serves h as the binary does (serveOn, no web config) on
+// a loopback port, under a cap of maxConns connections unless 0, until
+// the test ends; it returns the address and the cap (nil when uncapped).
+func serveOnLoopback(tb testing.TB, h http.Handler, t Timeouts, maxConns int) (string, *capListener) {
+	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	accepted := make(chan struct{}, 64)
-	srv := NewHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }),
-		Timeouts{ReadHeader: 2 * time.Second, Read: time.Second, Write: time.Second, Idle: time.Second}, slog.New(slog.DiscardHandler))
-	srv.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			accepted <- struct{}{}
+	noSystemd := false
+	s, err := serveOn(ServeConfig{Handler: h, Timeouts: t, Flags: &web.FlagConfig{WebSystemdSocket: &noSystemd},
+		MaxConns: maxConns, Logger: slog.New(slog.DiscardHandler)}, []net.Listener{l}, true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			tb.Errorf("shutdown: %v", err)
 		}
-	}
-	startCapped(t, srv, l, limit)
+	})
+	capped, _ := s.sockets[0].l.(*capListener)
+	return l.Addr().String(), capped
+}
 
-	for i := range limit + 2 { // idle connections that never send a request, each client its own
-		c, err := dialFrom(fmt.Sprintf("127.0.1.%d", i+1), l.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Close() })
-	}
-	// Well inside the header timeout, no held connection has ended, so
-	// the server took no more than the cap.
-	time.Sleep(200 * time.Millisecond)
-	if n := len(accepted); n > limit {
-		t.Errorf("the server took %d held connections at once, over the cap of %d", n, limit)
-	}
-	c, err := net.DialTimeout("tcp", l.Addr().String(), 5*time.Second)
+// serveCappedMetrics serves Handler (a rendered /metrics) behind the cap as
+// the binary does, with the default timeouts.
+func serveCappedMetrics(tb testing.TB, maxConns int) (string, *capListener) {
+	tb.Helper()
+	return serveCappedMetricsWith(tb, maxConns, DefaultTimeouts)
+}
+
+func serveCappedMetricsWith(tb testing.TB, maxConns int, t Timeouts) (string, *capListener) {
+	tb.Helper()
+	h, err := Handler(Config{MetricsPath: "/metrics", Registry: prometheus.NewRegistry(), Rendered: text(rendered),
+		Readiness: fakeReadiness{ready: true}, Logger: slog.New(slog.DiscardHandler), MaxRequests: 40})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprint(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatalf("no answer once the held connections timed out: %v", err)
-	}
-	_ = resp.Body.Close()
+	return serveOnLoopback(tb, h, t, maxConns)
 }
 
 // dialFrom connects to addr from the loopback address ip (127.0.0.0/8 is
@@ -68,41 +65,6 @@ func TestConnectionsAreCapped(t *testing.T) {
 func dialFrom(ip, addr string) (net.Conn, error) {
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
 	return d.Dial("tcp", addr)
-}
-
-// serveCappedMetrics serves Handler (a rendered /metrics) behind the cap as
-// the binary does, and returns its address.
-func serveCappedMetrics(tb testing.TB, maxConns int) string {
-	tb.Helper()
-	h, err := Handler(Config{MetricsPath: "/metrics", Registry: prometheus.NewRegistry(), Rendered: text(rendered),
-		Readiness: fakeReadiness{ready: true}, Logger: slog.New(slog.DiscardHandler), MaxRequests: 40})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	startCapped(tb, NewHTTPServer(h, DefaultTimeouts, slog.New(slog.DiscardHandler)), l, maxConns)
-	return l.Addr().String()
-}
-
-// startCapped serves srv on l behind serveCapped until the test ends.
-func startCapped(tb testing.TB, srv *http.Server, l net.Listener, maxConns int) {
-	tb.Helper()
-	noConfig, noSystemd := "", false
-	done := make(chan error, 1)
-	go func() {
-		done <- serveCapped(srv, []net.Listener{l}, &web.FlagConfig{WebConfigFile: &noConfig, WebSystemdSocket: &noSystemd}, slog.New(slog.DiscardHandler), maxConns)
-	}()
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			tb.Errorf("serveCapped: %v", err)
-		}
-	})
 }
 
 // holdConnections opens n keep-alive connections from one client (ip):
@@ -130,7 +92,7 @@ func holdConnections(tb testing.TB, ip, addr string, n int) int {
 }
 
 // scrapeWithin GETs /metrics from another client on a new connection,
-// within timeout (Prometheus' default scrape_timeout is 10s).
+// within timeout.
 func scrapeWithin(addr string, timeout time.Duration) error {
 	c := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := c.Get("http://" + addr + "/metrics")
@@ -147,12 +109,32 @@ func scrapeWithin(addr string, timeout time.Duration) error {
 	return nil
 }
 
+// waitHeld waits until the cap holds want connections, failing past a
+// minute (generous: the clients dial as fast as a loaded machine lets them).
+func waitHeld(tb testing.TB, l *capListener, want int) {
+	tb.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		l.mu.Lock()
+		n := len(l.conns)
+		l.mu.Unlock()
+		if n > want {
+			tb.Fatalf("the cap holds %d connections, over %d", n, want)
+		}
+		if n == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the cap holds %d connections, want %d", n, want)
+		}
+	}
+}
+
 // TestOneClientCannotStarveScrapes: one client holding the whole default
 // cap of keep-alive connections keeps only its share, and a scrape from
 // another client is answered while they are held.
 func TestOneClientCannotStarveScrapes(t *testing.T) {
 	const maxConns = 512
-	addr := serveCappedMetrics(t, maxConns)
+	addr, _ := serveCappedMetrics(t, maxConns)
 	if kept := holdConnections(t, "127.0.0.2", addr, maxConns); kept != PerClient(maxConns) {
 		t.Errorf("one client kept %d connections, want its share %d", kept, PerClient(maxConns))
 	}
@@ -160,6 +142,181 @@ func TestOneClientCannotStarveScrapes(t *testing.T) {
 		t.Fatalf("a scrape while one client holds %d connections: %v", maxConns, err)
 	}
 }
+
+// hostile plays a client at ip holding n connections to addr as long as
+// ctx lasts, each opened again as soon as the server closes it: odd ones
+// send half a request and nothing more, even ones make one request and
+// stay open as an idle keep-alive.
+func hostile(ctx context.Context, wg *sync.WaitGroup, ip, addr string, n int) {
+	for i := range n {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				c, err := dialFrom(ip, addr)
+				if err != nil {
+					time.Sleep(10 * time.Millisecond) // the backlog is full
+					continue
+				}
+				stop := context.AfterFunc(ctx, func() { _ = c.Close() })
+				r := bufio.NewReader(c)
+				if i%2 == 1 {
+					fmt.Fprint(c, "GET /metrics HTTP/1.1\r\nHost:")
+				} else {
+					fmt.Fprint(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+					if resp, err := http.ReadResponse(r, nil); err == nil {
+						_ = resp.Body.Close()
+					}
+				}
+				_, _ = r.ReadByte() // blocks until the server closes it
+				stop()
+				_ = c.Close()
+			}
+		})
+	}
+}
+
+// fillTheCap serves the metrics under a cap of maxConns and has as many
+// hostile clients at 127.0.2.1, 127.0.2.2 ... hold maxConns/addresses
+// connections each until the test ends; it returns once they hold the
+// whole cap.
+func fillTheCap(tb testing.TB, addresses, maxConns int, t Timeouts) string {
+	tb.Helper()
+	addr, capped := serveCappedMetricsWith(tb, maxConns, t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	tb.Cleanup(func() { cancel(); wg.Wait() })
+	for i := range addresses {
+		hostile(ctx, &wg, fmt.Sprintf("127.0.2.%d", i+1), addr, maxConns/addresses)
+	}
+	waitHeld(tb, capped, maxConns)
+	return addr
+}
+
+// TestHostileAddressesCannotStarveScrapes: 4, 16 and 64 client addresses
+// fill the default cap of 512 with connections that serve no request
+// (idle keep-alives, and half-sent requests), reopening each one the
+// server closes; a scrape from another address is still answered. Each
+// address stays within its share, and the header timeout is raised to the
+// idle one (2 minutes), so no timeout frees a connection within the test:
+// only taking the place of such connections lets the scrape in. Before,
+// it waited for those timeouts. The deadline is generous; it bounds a
+// hang, not a speed.
+func TestHostileAddressesCannotStarveScrapes(t *testing.T) {
+	const maxConns = 512
+	timeouts := DefaultTimeouts
+	timeouts.ReadHeader = timeouts.Idle
+	for _, addresses := range []int{4, 16, 64} {
+		t.Run(fmt.Sprintf("%d addresses", addresses), func(t *testing.T) {
+			addr := fillTheCap(t, addresses, maxConns, timeouts)
+			if err := scrapeWithin(addr, 30*time.Second); err != nil {
+				t.Fatalf("a scrape while %d addresses hold %d connections: %v", addresses, maxConns, err)
+			}
+		})
+	}
+}
+
+// TestCapClosesFirstWhatServesNothing: the connection closed for a new one
+// is never one serving a request; it is one of the client holding the
+// most, one that has not sent a complete request before an idle one, the
+// oldest first.
+func TestCapClosesFirstWhatServesNothing(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	type conn struct {
+		client string
+		state  http.ConnState
+		age    time.Duration
+	}
+	for _, tc := range []struct {
+		name  string
+		conns []conn
+		want  int // index in conns, -1 for none
+	}{
+		{"every connection serving a request", []conn{{"a", http.StateActive, 0}, {"b", http.StateActive, 0}}, -1},
+		{"the client holding the most", []conn{{"a", http.StateIdle, 9}, {"b", http.StateIdle, 1}, {"b", http.StateActive, 1}}, 1},
+		{"no complete request before idle", []conn{{"a", http.StateIdle, 9}, {"a", http.StateNew, 1}}, 1},
+		{"the oldest", []conn{{"a", http.StateNew, 1}, {"a", http.StateNew, 5}, {"a", http.StateNew, 2}}, 1},
+		{"never the one serving", []conn{{"a", http.StateActive, 9}, {"a", http.StateActive, 9}, {"b", http.StateIdle, 0}}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := Cap(nil, 8, slog.New(slog.DiscardHandler)).(*capListener)
+			var tracked []*trackedConn
+			for _, c := range tc.conns {
+				tc := &trackedConn{l: l, client: c.client, state: c.state, since: t0.Add(-c.age * time.Second)}
+				tracked = append(tracked, tc)
+				l.conns[tc] = struct{}{}
+				l.held[c.client]++
+			}
+			got := l.victim()
+			switch {
+			case tc.want < 0 && got != nil:
+				t.Errorf("closes %+v, want none", *got)
+			case tc.want >= 0 && got != tracked[tc.want]:
+				t.Errorf("closes %v, want conns[%d]", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestIPv6ClientIsItsSlash64: the addresses of one /64 are one client (a
+// host or a pod network owns a whole /64), an IPv4-mapped address is its
+// IPv4 one; the share applies to the /64.
+func TestIPv6ClientIsItsSlash64(t *testing.T) {
+	tcp := func(s string) net.Addr {
+		ip, zone, _ := strings.Cut(s, "%")
+		return &net.TCPAddr{IP: net.ParseIP(ip), Port: 1234, Zone: zone}
+	}
+	for in, want := range map[string]string{
+		"2001:db8::1":         "2001:db8::/64",
+		"2001:db8::ffff:1:2":  "2001:db8::/64",
+		"2001:db8:0:1::1":     "2001:db8:0:1::/64",
+		"::ffff:192.0.2.7":    "192.0.2.7",
+		"192.0.2.7":           "192.0.2.7",
+		"fe80::1%eth0":        "fe80::/64",
+		"2001:db8:aa:bb:cc::": "2001:db8:aa:bb::/64",
+	} {
+		if got := clientOf(tcp(in)); got != want {
+			t.Errorf("clientOf(%s) = %s, want %s", in, got, want)
+		}
+	}
+
+	// Share 2 of a cap of 8: the third address of one /64 is refused,
+	// another /64 is not.
+	from := []string{"2001:db8::1", "2001:db8::2", "2001:db8::3", "2001:db8:0:1::1"}
+	l := Cap(&fakeListener{from: from}, 8, slog.New(slog.DiscardHandler))
+	var got []string
+	for range 3 {
+		c, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c.RemoteAddr().String())
+	}
+	if want := "[2001:db8::1]:1234 [2001:db8::2]:1234 [2001:db8:0:1::1]:1234"; strings.Join(got, " ") != want {
+		t.Errorf("accepted %s, want %s", got, want)
+	}
+}
+
+// fakeListener accepts one connection from each address of from.
+type fakeListener struct {
+	net.Listener
+	from []string
+}
+
+func (f *fakeListener) Accept() (net.Conn, error) {
+	if len(f.from) == 0 {
+		return nil, net.ErrClosed
+	}
+	ip := f.from[0]
+	f.from = f.from[1:]
+	c, _ := net.Pipe()
+	return remoteConn{c, &net.TCPAddr{IP: net.ParseIP(ip), Port: 1234}}, nil
+}
+
+type remoteConn struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (c remoteConn) RemoteAddr() net.Addr { return c.remote }
 
 // TestVsockAddressUnderTheCap: a vsock:// listen address is opened as a
 // vsock socket under the cap, not parsed as a TCP address. This machine
@@ -180,11 +337,24 @@ func TestVsockAddressUnderTheCap(t *testing.T) {
 // (the default --web.max-connections).
 func BenchmarkScrapeWhileOneClientHoldsTheCap(b *testing.B) {
 	const maxConns = 512
-	addr := serveCappedMetrics(b, maxConns)
+	addr, _ := serveCappedMetrics(b, maxConns)
 	holdConnections(b, "127.0.0.2", addr, maxConns)
 	b.ResetTimer()
 	for range b.N {
 		if err := scrapeWithin(addr, 10*time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScrapeWhileSixtyFourAddressesFillTheCap measures a scrape, on a
+// new connection, while 64 other addresses fill the cap of 512 and reopen
+// every connection the server closes.
+func BenchmarkScrapeWhileSixtyFourAddressesFillTheCap(b *testing.B) {
+	addr := fillTheCap(b, 64, 512, DefaultTimeouts)
+	b.ResetTimer()
+	for range b.N {
+		if err := scrapeWithin(addr, 30*time.Second); err != nil {
 			b.Fatal(err)
 		}
 	}

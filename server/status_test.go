@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ocl-exporter/ocl_exporter/diagnose"
@@ -40,9 +43,9 @@ func TestStatusRendersOncePerView(t *testing.T) {
 		return rec.Code
 	}
 	var wg sync.WaitGroup
-	for range statusReaders {
+	for range statusRate / 4 {
 		wg.Go(func() {
-			for range 5 {
+			for range 4 {
 				if code := get(); code != http.StatusOK && code != http.StatusServiceUnavailable {
 					t.Errorf("status %d", code)
 				}
@@ -59,53 +62,103 @@ func TestStatusRendersOncePerView(t *testing.T) {
 	}
 }
 
-// TestStatusIsBounded: past statusReaders requests in the handler, the
-// page answers 503 at once instead of queueing renders beside the
-// scrape.
-func TestStatusIsBounded(t *testing.T) {
-	release := make(chan struct{})
-	var gen atomic.Uint64
-	h := statusPage(func() *diagnose.Report { <-release; return statusReportOf(1) }, gen.Load, slog.New(slog.DiscardHandler))
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+// statusLoad has n readers ask for the page at once, within a synctest
+// bubble, and counts the answers as they come.
+type statusLoad struct {
+	mu    sync.Mutex
+	codes map[int]int
+}
 
-	codes := make(chan int, 3*statusReaders)
-	var wg sync.WaitGroup
-	for range 3 * statusReaders {
-		wg.Go(func() {
-			resp, err := http.Get(srv.URL)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+func loadStatus(t *testing.T, h http.HandlerFunc, n int) *statusLoad {
+	l := &statusLoad{codes: map[int]int{}}
+	for range n {
+		go func() {
+			rec := httptest.NewRecorder()
+			h(rec, httptest.NewRequest(http.MethodGet, StatusPath, nil))
+			if rec.Code == http.StatusServiceUnavailable && rec.Header().Get("Retry-After") == "" {
 				t.Error("503 without Retry-After")
 			}
-			codes <- resp.StatusCode
-		})
+			l.mu.Lock()
+			l.codes[rec.Code]++
+			l.mu.Unlock()
+		}()
 	}
-	// The ones past the bound come back while the render still waits.
-	busy := 0
-	for busy < 2*statusReaders {
-		select {
-		case code := <-codes:
-			if code != http.StatusServiceUnavailable {
-				t.Fatalf("status %d before the render finished, want 503", code)
+	return l
+}
+
+func (l *statusLoad) count(code int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.codes[code]
+}
+
+// TestStatusIsPaced: statusRate pages are served at once, then statusRate
+// a second; a request past them waits its turn, it is not turned away, so
+// readers that ask without pause cost the scrape a bounded share of the
+// CPU. Before, every request was answered as it came, up to 8 at once.
+func TestStatusIsPaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := statusPage(func() *diagnose.Report { return statusReportOf(1) }, nil, slog.New(slog.DiscardHandler))
+		load := loadStatus(t, h, 3*statusRate)
+		for second := 1; second <= 3; second++ {
+			synctest.Wait()
+			if got := load.count(http.StatusOK); got != second*statusRate {
+				t.Fatalf("%d pages served in second %d, want %d", got, second, second*statusRate)
 			}
-			busy++
-		case <-time.After(10 * time.Second):
-			t.Fatalf("only %d requests turned away while %d waited on one render", busy, statusReaders)
+			time.Sleep(time.Second)
 		}
+		if got := load.count(http.StatusServiceUnavailable); got != 0 {
+			t.Errorf("%d readers turned away", got)
+		}
+	})
+}
+
+// TestStatusTurnsAwayPastTheWait: a request whose turn would come after
+// statusMaxWait gets 503 and Retry-After at once.
+func TestStatusTurnsAwayPastTheWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := statusPage(func() *diagnose.Report { return statusReportOf(1) }, nil, slog.New(slog.DiscardHandler))
+		// The burst, the turns within the wait, and statusRate more.
+		fit := statusRate + statusRate*int(statusMaxWait/time.Second)
+		load := loadStatus(t, h, fit+statusRate)
+		synctest.Wait()
+		// One turn either way: the last one is due at the deadline itself.
+		if got := load.count(http.StatusServiceUnavailable); got < statusRate-1 || got > statusRate+1 {
+			t.Errorf("%d readers turned away at once, want %d", got, statusRate)
+		}
+		time.Sleep(statusMaxWait + time.Second)
+		synctest.Wait()
+		if served, refused := load.count(http.StatusOK), load.count(http.StatusServiceUnavailable); served+refused != fit+statusRate {
+			t.Errorf("%d pages served and %d refused of %d", served, refused, fit+statusRate)
+		}
+	})
+}
+
+// TestStatusServesGzip: a client that takes gzip gets the page compressed
+// when it was rendered, the same page once uncompressed.
+func TestStatusServesGzip(t *testing.T) {
+	h := statusPage(func() *diagnose.Report { return statusReportOf(300) }, nil, slog.New(slog.DiscardHandler))
+	get := func(encoding string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, StatusPath, nil)
+		req.Header.Set("Accept-Encoding", encoding)
+		h(rec, req)
+		return rec
 	}
-	close(release)
-	wg.Wait()
-	close(codes)
-	for code := range codes {
-		if code != http.StatusOK {
-			t.Errorf("a reader inside the bound got %d", code)
-		}
+	plain, compressed := get(""), get("gzip, deflate")
+	if compressed.Header().Get("Content-Encoding") != "gzip" || plain.Header().Get("Content-Encoding") != "" {
+		t.Fatalf("Content-Encoding %q with gzip, %q without", compressed.Header().Get("Content-Encoding"), plain.Header().Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(compressed.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(body, plain.Body.Bytes()) || compressed.Body.Len()*5 > len(body) {
+		t.Errorf("gzip page of %d bytes is not the %d bytes page compressed", compressed.Body.Len(), plain.Body.Len())
 	}
 }
 

@@ -161,14 +161,17 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if webConfig != nil {
-		defer webConfig.Close()
-	}
-	// SIGHUP reloads the web config; it used to end the process.
+	ownWebConfig := webConfig != nil // until server.Serve takes it
+	defer func() {
+		if ownWebConfig {
+			webConfig.Close()
+		}
+	}()
+	// SIGHUP reloads the web config once serving; it used to end the
+	// process.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer func() { signal.Stop(hup); close(hup) }()
-	go server.ReloadOn(hup, webConfig, logger)
 	backend, restConfig, err := openClients(o, logger)
 	if err != nil {
 		return err
@@ -222,9 +225,15 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	logger.Info("starting "+name, started...)
 
-	srv := server.NewHTTPServer(handler, server.DefaultTimeouts, logger)
+	ownWebConfig = false
+	serving, err := server.Serve(server.ServeConfig{Handler: handler, Timeouts: server.DefaultTimeouts,
+		Flags: o.web, WebConfig: webConfig, MaxConns: o.maxConnections, Logger: logger})
+	if err != nil {
+		return err
+	}
+	go server.ReloadOn(hup, serving, logger)
 	errc := make(chan error, 2)
-	go func() { errc <- server.ListenAndServe(srv, o.web, logger, o.maxConnections) }()
+	go func() { errc <- serving.Wait() }()
 	if restConfig != nil {
 		go func() { errc <- unreachable(ctx, src, restConfig.Host) }()
 	}
@@ -234,7 +243,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	case <-ctx.Done():
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		return srv.Shutdown(shutdown)
+		return serving.Shutdown(shutdown)
 	}
 }
 
@@ -252,10 +261,10 @@ func unreachable(ctx context.Context, src *source.Source, host string) error {
 	return nil
 }
 
-// loadWebConfig reads --web.config.file once and points exporter-toolkit at
-// the private copy it keeps (server.WebConfig); nil without one. Checked
-// here, not with the flags: the file is mounted only where the exporter
-// runs.
+// loadWebConfig reads --web.config.file once, into the private copy
+// exporter-toolkit is pointed at (server.WebConfig); nil without one.
+// Checked here, not with the flags: the file is mounted only where the
+// exporter runs.
 func loadWebConfig(flags *web.FlagConfig) (*server.WebConfig, error) {
 	if *flags.WebConfigFile == "" {
 		return nil, nil
@@ -264,7 +273,6 @@ func loadWebConfig(flags *web.FlagConfig) (*server.WebConfig, error) {
 	if err != nil {
 		return nil, flagError("web.config.file", "%v", err)
 	}
-	*flags.WebConfigFile = w.Path()
 	return w, nil
 }
 

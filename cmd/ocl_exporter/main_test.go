@@ -38,6 +38,13 @@ func freeAddress(t *testing.T) string {
 // until /readyz answers 200.
 func startExporter(t *testing.T, args ...string) string {
 	t.Helper()
+	return startExporterOver(t, "http", http.DefaultClient, args...)
+}
+
+// startExporterOver is startExporter for a scheme (https: the web config
+// enables TLS) and the client that speaks it.
+func startExporterOver(t *testing.T, scheme string, client *http.Client, args ...string) string {
+	t.Helper()
 	addr := freeAddress(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -50,7 +57,7 @@ func startExporter(t *testing.T, args ...string) string {
 			t.Errorf("run: %v", err)
 		}
 	})
-	base := "http://" + addr
+	base := scheme + "://" + addr
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
@@ -58,7 +65,7 @@ func startExporter(t *testing.T, args ...string) string {
 			t.Fatalf("exporter exited: %v", err)
 		default:
 		}
-		if resp, err := http.Get(base + "/readyz"); err == nil {
+		if resp, err := client.Get(base + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return base

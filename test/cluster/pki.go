@@ -48,20 +48,31 @@ func NewCA(commonName string) (*CA, error) {
 // Issue signs a serving certificate for the DNS names and IPs given and
 // returns it and its key, PEM-encoded.
 func (ca *CA) Issue(dnsNames []string, ips []net.IP) (certPEM, keyPEM []byte, err error) {
+	return ca.issue(&x509.Certificate{
+		Subject:  pkix.Name{CommonName: firstOr(dnsNames, "server")},
+		DNSNames: dnsNames, IPAddresses: ips, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	})
+}
+
+// IssueClient signs a client certificate (TLS client authentication) for
+// commonName and returns it and its key, PEM-encoded.
+func (ca *CA) IssueClient(commonName string) (certPEM, keyPEM []byte, err error) {
+	return ca.issue(&x509.Certificate{
+		Subject: pkix.Name{CommonName: commonName}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+}
+
+// issue signs tmpl, valid for a day, with a new key.
+func (ca *CA) issue(tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
+	if tmpl.SerialNumber, err = rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62)); err != nil {
 		return nil, nil, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: firstOr(dnsNames, "server")},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		DNSNames: dnsNames, IPAddresses: ips,
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
 		return nil, nil, err

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/prometheus/exporter-toolkit/web"
+)
+
+// TestReloadDrainsRequestsInFlight: a reload serves new requests with the
+// new web config at once, while a request in flight when it happened
+// finishes, under the configuration it started with (its X-Frame-Options
+// header shows which).
+func TestReloadDrainsRequestsInFlight(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "web.yml")
+	write := func(frame string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte("http_server_config:\n  headers:\n    X-Frame-Options: "+frame+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("deny")
+	w, err := LoadWebConfig(file, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slow", func(http.ResponseWriter, *http.Request) { close(entered); <-release })
+	mux.HandleFunc("/fast", func(http.ResponseWriter, *http.Request) {})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noSystemd := false
+	s, err := serveOn(ServeConfig{Handler: mux, Timeouts: DefaultTimeouts, Flags: &web.FlagConfig{WebSystemdSocket: &noSystemd},
+		WebConfig: w, MaxConns: 8, Logger: slog.New(slog.DiscardHandler)}, []net.Listener{l}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown(t.Context()) })
+	base := "http://" + l.Addr().String()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	frame := func(path string) string {
+		resp, err := client.Get(base + path)
+		if err != nil {
+			t.Errorf("GET %s: %v", path, err)
+			return ""
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.Header.Get("X-Frame-Options")
+	}
+	slow := make(chan string)
+	go func() { slow <- frame("/slow") }()
+	<-entered
+
+	write("sameorigin")
+	if _, err := s.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := frame("/fast"); got != "sameorigin" {
+		t.Errorf("a request after the reload: X-Frame-Options %q, want sameorigin", got)
+	}
+	close(release)
+	if got := <-slow; got != "deny" {
+		t.Errorf("the request in flight: X-Frame-Options %q, want deny", got)
+	}
+}
+
+// TestReloadsAreNotFailures: the servers a reload replaces end because
+// their listeners closed; that ends neither the serving nor Wait, which
+// returns nil once Shutdown is called.
+func TestReloadsAreNotFailures(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(file, []byte("http_server_config:\n  http2: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := LoadWebConfig(file, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noSystemd := false
+	s, err := serveOn(ServeConfig{Handler: http.NotFoundHandler(), Timeouts: DefaultTimeouts, Flags: &web.FlagConfig{WebSystemdSocket: &noSystemd},
+		WebConfig: w, Logger: slog.New(slog.DiscardHandler)}, []net.Listener{l}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := s.Reload(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Wait(); err != nil {
+		t.Errorf("after 20 reloads and a shutdown, Wait: %v", err)
+	}
+}
