@@ -42,13 +42,23 @@ help:
 run: build
 	$(BIN)/ocl_exporter --snapshot=$(SNAPSHOT) $(ARGS)
 
-## test: every Go test and the alerting rules with promtool (the image has
-## its own target, test-image, which CI runs too).
-test: test-go test-rules
+## test: every Go test, the concurrent packages again under the race
+## detector, and the alerting rules with promtool (the image has its own
+## target, test-image, which CI runs too).
+test: test-go test-race test-rules
 
 ## test-go: every Go test (go test ./...).
 test-go:
 	$(GO) test -count=1 ./...
+
+## test-race: the packages that run goroutines (source's informers, the
+## collector's renderer, the server, the command's serve and reload paths)
+## under the race detector, as kube-state-metrics does; needs cgo (gcc).
+## Tests that measure capacity skip under it.
+RACE_PKGS ?= ./source/... ./collector/... ./server/... ./cmd/ocl_exporter/
+.PHONY: test-race
+test-race:
+	CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)
 
 ## test-rules: promtool check and test of alerts/, the lifecycles included.
 test-rules: $(PROMTOOL)

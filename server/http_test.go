@@ -78,6 +78,9 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 // scrape and never read it hold --web.max-requests slots only until the
 // write deadline; then a normal scrape succeeds.
 func TestClientsThatNeverReadFreeTheirSlot(t *testing.T) {
+	if raceDetector {
+		t.Skip("measures capacity; the race detector slows every request (make test runs it without -race)")
+	}
 	big := text(strings.Repeat("mosc_info{machineosconfig=\"infra\",pool=\"infra\"} 1\n", 1<<20)) // 48 MiB: more than the socket buffers hold
 	addr := serveReal(t, Config{Rendered: big, MaxRequests: 2}, quick)
 	for range 2 {
