@@ -337,8 +337,9 @@ func podFailures(job *batchv1.Job, pods []*corev1.Pod) int {
 }
 
 // failure explains a failed or interrupted build, a running build whose
-// Job is gone or whose pods failed, and one whose current attempt is
-// stuck. The failed pods
+// Job is gone or whose pods failed, one whose current attempt is stuck,
+// and one 4.16 or 4.17 never started over a legacy Secret (refusedStart).
+// The failed pods
 // decide over a stuck one, so the class of a build that retries the same
 // error stays the same from its first failed pod to its Failed phase. It
 // returns nil for a build that is fine.
@@ -354,6 +355,10 @@ func (c *Cluster) failure(b *mcfgv1.MachineOSBuild, out Build, job *batchv1.Job,
 	case phase == BuildFailed || phase == BuildInterrupted || (!phase.terminal() && out.PodFailures > 0):
 		r := causeOf(c.failureMessages(b, job, pods))
 		return &r
+	case phase == BuildInitial:
+		if r := c.refusedStart(b); r != nil {
+			return r
+		}
 	}
 	return out.Stuck
 }

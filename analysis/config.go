@@ -78,6 +78,10 @@ type SecretReference struct {
 	// Unknown: the view holds no Secrets at all (not captured), so
 	// whether this one exists cannot be told; Missing is false.
 	Unknown bool
+	// Canonical is the <Name>-canonical copy 4.16 and 4.17 made of a
+	// legacy .dockercfg Secret, when it exists while the MachineOSConfig
+	// still names the legacy one (see refusedStart); "" otherwise.
+	Canonical string
 }
 
 // PreBuiltImage is the install-time seeding state of a MachineOSConfig.
@@ -157,6 +161,7 @@ func secretReferences(m *mcfgv1.MachineOSConfig, secrets map[string]bool, captur
 	for i := range refs {
 		refs[i].Missing = captured && !secrets[refs[i].Name]
 		refs[i].Unknown = !captured
+		refs[i].Canonical = canonicalCopy(refs[i].Name, secrets)
 	}
 	return refs
 }
