@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
@@ -286,47 +287,60 @@ func TestKubernetesAuthNeverLogsOrKeepsTheToken(t *testing.T) {
 	}
 }
 
+// heldReviewer answers every review as allowed for prometheus once
+// release is closed, counting the TokenReviews it was sent.
+type heldReviewer struct {
+	release chan struct{}
+	reviews atomic.Int32
+}
+
+func (h *heldReviewer) CreateTokenReview(_ context.Context, tr *authnv1.TokenReview) (*authnv1.TokenReview, error) {
+	h.reviews.Add(1)
+	<-h.release
+	tr.Status = authnv1.TokenReviewStatus{Authenticated: true, User: authnv1.UserInfo{Username: "prometheus"}}
+	return tr, nil
+}
+
+func (h *heldReviewer) CreateSubjectAccessReview(_ context.Context, sar *authzv1.SubjectAccessReview) (*authzv1.SubjectAccessReview, error) {
+	sar.Status.Allowed = true
+	return sar, nil
+}
+
+// TestKubernetesAuthSharesConcurrentReviews runs in a synctest bubble: once
+// every scrape is blocked (synctest.Wait), all eight are inside the
+// authenticator together, and one TokenReview must serve them all.
 func TestKubernetesAuthSharesConcurrentReviews(t *testing.T) {
-	cluster := newFakeCluster()
-	client := cluster.client()
-	release := make(chan struct{})
-	// Hold the TokenReview until all scrapes wait on it.
-	client.PrependReactor("create", "tokenreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
-		<-release
-		return false, nil, nil
-	})
-	a, err := NewKubernetesAuth(KubernetesAuthConfig{Client: clientset{client}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := a.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	var wg sync.WaitGroup
-	codes := make(chan int, 8)
-	for range cap(codes) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-			req.Header.Set("Authorization", "Bearer prometheus-token")
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			codes <- rec.Code
-		}()
-	}
-	time.Sleep(50 * time.Millisecond)
-	close(release)
-	wg.Wait()
-	close(codes)
-	for c := range codes {
-		if c != http.StatusOK {
-			t.Errorf("concurrent scrape: %d", c)
+	synctest.Test(t, func(t *testing.T) {
+		reviewer := &heldReviewer{release: make(chan struct{})}
+		a, err := NewKubernetesAuth(KubernetesAuthConfig{Client: reviewer})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	// Scrapes that arrive after the first review finished hit the cache;
-	// those that arrived during it share it.
-	if got := cluster.tokenReviews.Load(); got != 1 {
-		t.Errorf("%d TokenReviews for concurrent scrapes with one token, want 1", got)
-	}
+		h := a.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		codes := make(chan int, 8)
+		for range cap(codes) {
+			go func() {
+				req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+				req.Header.Set("Authorization", "Bearer prometheus-token")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				codes <- rec.Code
+			}()
+		}
+		synctest.Wait()
+		if got := reviewer.reviews.Load(); got != 1 {
+			t.Errorf("%d TokenReviews under way for eight concurrent scrapes with one token, want 1", got)
+		}
+		close(reviewer.release)
+		for range cap(codes) {
+			if c := <-codes; c != http.StatusOK {
+				t.Errorf("concurrent scrape: %d", c)
+			}
+		}
+		if got := reviewer.reviews.Load(); got != 1 {
+			t.Errorf("%d TokenReviews in all, want 1", got)
+		}
+	})
 }
 
 func TestNewKubernetesAuthRejectsBadConfig(t *testing.T) {
