@@ -23,7 +23,7 @@ elif [ -f "$MCO_TARBALL" ]; then
 		mv "$tree.tmp" "$tree"
 	fi
 else
-	echo "E2E_MCO_SKIP='no machine-config-operator source: $MCO_TARBALL is missing and MCO_SRC is not set (MCO_SRC=path/to/machine-config-operator make e2e-mco)'"
+	echo "E2E_MCO_SKIP='no machine-config-operator source: $MCO_TARBALL is missing and MCO_SRC is not set (MCO_SRC=path/to/machine-config-operator make e2e-mco runs it)'"
 	exit 0
 fi
 out=$E2E_CACHE/mco-$key

@@ -34,10 +34,6 @@ var toolVars = []string{"E2E_ETCD", "E2E_KUBE_APISERVER", "E2E_PROMTOOL", "E2E_M
 var exporterBin string
 
 func TestMain(m *testing.M) {
-	if why := os.Getenv("E2E_MCO_SKIP"); why != "" {
-		fmt.Println("e2e-mco: skipped:", why)
-		os.Exit(0)
-	}
 	for _, name := range toolVars {
 		tools[name] = os.Getenv(name)
 		if _, err := os.Stat(tools[name]); err != nil {
