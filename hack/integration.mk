@@ -201,9 +201,9 @@ MCO_SRC     ?=
 # Without a source the suite only says so: no server is built for it.
 MCO_SOURCE  := $(or $(MCO_SRC),$(wildcard $(MCO_TARBALL)))
 .PHONY: e2e-mco
-e2e-mco: $(if $(MCO_SOURCE),$(E2E_APISERVER) $(E2E_ETCD) $(E2E_PROM))
+e2e-mco: $(if $(MCO_SOURCE),$(E2E_APISERVER) $(E2E_ETCD) $(PROMTOOL))
 	@mco=$$(E2E_CACHE=$(E2E_CACHE) MCO_TARBALL=$(MCO_TARBALL) MCO_SRC=$(MCO_SRC) GO=$(GO) hack/mco/build.sh) && eval "$$mco" && \
 	if [ -n "$${E2E_MCO_SKIP:-}" ]; then echo "e2e-mco: skipped: $$E2E_MCO_SKIP"; exit 0; fi && \
 	export E2E_MCO_DIR E2E_MCO_BUILDER E2E_MCO_NODE && \
-	E2E_KUBE_APISERVER=$(E2E_APISERVER) E2E_ETCD=$(E2E_ETCD) E2E_PROMTOOL=$(dir $(E2E_PROM))promtool \
+	E2E_KUBE_APISERVER=$(E2E_APISERVER) E2E_ETCD=$(E2E_ETCD) E2E_PROMTOOL=$(abspath $(PROMTOOL)) \
 		$(GO) test -tags e2emco -count=1 -timeout 30m $(E2E_ARGS) ./test/mco/

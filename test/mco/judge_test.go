@@ -78,7 +78,8 @@ func formatSeries(name string, lbls map[string]string) string {
 }
 
 // judge lays the recorded scrapes out on the lifecycle's minutes (each
-// record holds until the next one's minute, the last until the end) and
+// record holds from its minute until the next one's, the first from 0,
+// the last until the end) and
 // runs promtool on the repository's rules with the lifecycle's expected
 // alerts at every minute. Minute 0 is when the incident started, so the
 // rules that compare timestamps with time() see the incident's real
@@ -88,7 +89,10 @@ func judge(t *testing.T, in *incident, rulesDir string) {
 	minutes := in.l.End + 1
 	values := map[string][]string{}
 	for i, r := range in.records {
-		until := minutes
+		from, until := r.at, minutes
+		if i == 0 {
+			from = 0 // the first record stands for the minutes before it
+		}
 		if i+1 < len(in.records) {
 			until = in.records[i+1].at
 		}
@@ -96,7 +100,7 @@ func judge(t *testing.T, in *incident, rulesDir string) {
 			if values[s] == nil {
 				values[s] = make([]string, minutes)
 			}
-			for m := r.at; m < until; m++ {
+			for m := from; m < until; m++ {
 				values[s][m] = strconv.FormatFloat(v, 'f', -1, 64)
 			}
 		}

@@ -43,6 +43,7 @@ const (
 	currentImageAnno   = annoPrefix + "currentImage"
 	desiredImageAnno   = annoPrefix + "desiredImage"
 	stateAnno          = annoPrefix + "state"
+	jobUIDAnno         = annoPrefix + "job-uid"
 	currentBuildAnno   = annoPrefix + "current-machine-os-build"
 	rebuildAnno        = annoPrefix + "rebuild"
 	machineOSConfigKey = annoPrefix + "machine-os-config"
@@ -114,9 +115,11 @@ func (w *world) startBuildPod(ctx context.Context, jobName, suffix string) error
 	}}, true); err != nil {
 		return err
 	}
-	return w.mergePatch(ctx, jobGVR, mcoNamespace, jobName, map[string]any{"status": map[string]any{
-		"active": 1, "ready": 0, "startTime": t, "uncountedTerminatedPods": map[string]any{},
-	}}, true)
+	status := map[string]any{"active": 1, "ready": 0, "uncountedTerminatedPods": map[string]any{}}
+	if start, _, _ := unstructured.NestedString(job.Object, "status", "startTime"); start == "" {
+		status["startTime"] = t // the Job controller sets it with the first pod
+	}
+	return w.mergePatch(ctx, jobGVR, mcoNamespace, jobName, map[string]any{"status": status}, true)
 }
 
 func containerStatus(name string, state map[string]any) map[string]any {
@@ -144,6 +147,9 @@ func (w *world) failBuildPod(ctx context.Context, jobName, suffix string, failed
 	}
 	backoff, _, _ := unstructured.NestedInt64(job.Object, "spec", "backoffLimit")
 	status := map[string]any{"failed": failed, "active": 1, "ready": 0}
+	if start, _, _ := unstructured.NestedString(job.Object, "status", "startTime"); start == "" {
+		status["startTime"] = t // the Job controller sets it with the first pod
+	}
 	if int64(failed) > backoff {
 		status["active"] = 0
 		msg := "Job has reached the specified backoff limit"
@@ -221,23 +227,73 @@ func parseLabels(s string) map[string]string {
 	return out
 }
 
-// collectGarbage plays the garbage collector: pods whose owning Job is
+// collectGarbage plays the garbage collector, which runs all along in a
+// cluster: an owner deleted in the foreground (a Job, a MachineOSBuild:
+// deletionTimestamp and the foregroundDeletion finalizer) loses its
+// dependents, then its finalizers; Jobs and pods whose owner (by uid) is
 // gone are deleted, as background propagation does.
 func (w *world) collectGarbage(ctx context.Context) error {
-	pods, err := w.resource(podGVR, mcoNamespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	for _, p := range pods.Items {
-		for _, o := range p.GetOwnerReferences() {
-			if o.Kind == "Job" && w.get(ctx, jobGVR, mcoNamespace, o.Name) == nil {
-				if err := w.kube.Remove(ctx, &p); err != nil {
-					return err
-				}
+	for _, gvr := range []schema.GroupVersionResource{mosbGVR, jobGVR, podGVR} {
+		ns := mcoNamespace
+		if gvr == mosbGVR {
+			ns = ""
+		}
+		list, err := w.resource(gvr, ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for i := range list.Items {
+			if err := w.collect(ctx, gvr, &list.Items[i]); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
+}
+
+// collect removes u if its owner is gone, or finishes its foreground
+// deletion once its dependents are gone.
+func (w *world) collect(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured) error {
+	if u.GetDeletionTimestamp() != nil {
+		if len(u.GetFinalizers()) == 0 || w.hasDependents(ctx, u) {
+			return nil
+		}
+		return w.mergePatch(ctx, gvr, u.GetNamespace(), u.GetName(), map[string]any{"metadata": map[string]any{"finalizers": nil}}, false)
+	}
+	for _, o := range u.GetOwnerReferences() {
+		owner := map[string]schema.GroupVersionResource{"Job": jobGVR, "MachineOSBuild": mosbGVR}[o.Kind]
+		ns := mcoNamespace
+		if o.Kind == "MachineOSBuild" {
+			ns = ""
+		}
+		// The garbage collector goes by uid: an owner deleted and
+		// recreated under the same name no longer owns u.
+		if cur := w.get(ctx, owner, ns, o.Name); owner.Resource != "" && (cur == nil || cur.GetUID() != o.UID) {
+			return w.kube.Remove(ctx, u)
+		}
+	}
+	return nil
+}
+
+// hasDependents says whether a pod or Job names u as its owner.
+func (w *world) hasDependents(ctx context.Context, u *unstructured.Unstructured) bool {
+	for _, gvr := range []schema.GroupVersionResource{jobGVR, podGVR} {
+		list, err := w.resource(gvr, mcoNamespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return true
+		}
+		for _, d := range list.Items {
+			for _, o := range d.GetOwnerReferences() {
+				if o.Kind == u.GetKind() && o.Name == u.GetName() {
+					if d.GetDeletionTimestamp() == nil {
+						_ = w.kube.Remove(ctx, &d)
+					}
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // daemonWorking plays the machine-config-daemon taking up its node's new

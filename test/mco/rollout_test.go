@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -38,15 +39,48 @@ var poolNodes = []string{
 // build pod's digest container (the registry's digest) and the
 // machine-config-daemon (each targeted node updates: no node runs here).
 func TestBuildSucceedsAndRollsOut(t *testing.T) {
-	runIncidentFrom(t, "healthy-new-rendered-config", false, append([]step{
-		{at: 0, note: "a MachineConfig with a kernel argument renders a new config for pool layered",
-			play: renderNewConfig,
+	runIncidentFrom(t, "healthy-new-rendered-config", false,
+		append(newConfigBuildSteps(false), rolloutSteps(newImage, poolNodes, 26, 34, 42, 50)...))
+}
+
+// TestPausedPool replays healthy-paused-pool: the admin pauses pool
+// layered and adds the kernel argument; the build runs and succeeds while
+// the pool is paused, the node controller targets no node until the admin
+// unpauses it at minute 400. The test plays what
+// TestBuildSucceedsAndRollsOut plays, and the admin's pause and unpause.
+func TestPausedPool(t *testing.T) {
+	runIncidentFrom(t, "healthy-paused-pool", false, append(append(newConfigBuildSteps(true),
+		step{at: 400, note: "the admin unpauses the pool",
+			play: func(ctx context.Context, w *world, in *incident) error { return setPaused(ctx, w, false) },
 			done: func(ctx context.Context, w *world, in *incident) string {
-				return poolCondition(ctx, w, "Updating", "True", "Pool is waiting for")
-			}},
-		{at: 1, note: "the machine-os-builder creates the build and its Job",
+				return poolCondition(ctx, w, "Updating", "True", "waiting for nodes to apply OS image")
+			}}),
+		rolloutSteps(newImage, poolNodes, 401, 409, 417, 425)...))
+}
+
+// newConfigBuildSteps are the new rendered config of
+// healthy-new-rendered-config and its build, to its success at minute 25;
+// with paused, the pool is paused first and its messages say so.
+func newConfigBuildSteps(paused bool) []step {
+	waiting := map[bool]string{false: "waiting for nodes to apply OS image", true: "Pool is paused; OS image build completed successfully"}[paused]
+	return []step{
+		// The lifecycle's minute 0, the pool waiting for a new build to
+		// start, lasts the build controller's UpdateDelay (5 s) here: the
+		// first record is minute 1's, and stands for minute 0 too.
+		{at: 1, note: "a MachineConfig renders a new config for the pool; the machine-os-builder creates the build and its Job",
+			play: func(ctx context.Context, w *world, in *incident) error {
+				if paused {
+					if err := setPaused(ctx, w, true); err != nil {
+						return err
+					}
+				}
+				return renderNewConfig(ctx, w, in)
+			},
 			done: func(ctx context.Context, w *world, in *incident) string {
-				return newBuildJob(ctx, w, in, "layered-d41c8e2a7f3b49d6a0e5c1b8f2d7a3e6")
+				if m := newBuildJob(ctx, w, in, "layered-d41c8e2a7f3b49d6a0e5c1b8f2d7a3e6"); m != "" {
+					return m
+				}
+				return buildCondition(ctx, w, in, "Prepared", "True")
 			}},
 		{at: 2, note: "the Job's pod runs (played)",
 			play: func(ctx context.Context, w *world, in *incident) error {
@@ -66,29 +100,34 @@ func TestBuildSucceedsAndRollsOut(t *testing.T) {
 				if w.get(ctx, jobGVR, mcoNamespace, "build-"+in.mosb) != nil {
 					return "the deletion of the succeeded build's Job"
 				}
-				if err := w.collectGarbage(ctx); err != nil {
-					return err.Error()
+				if c := conditions(w.get(ctx, mcpGVR, "", pool))["Updating"]; !strings.Contains(c.Message, waiting) {
+					return fmt.Sprintf("pool %s Updating %q (has %v)", pool, waiting, c)
 				}
-				return poolCondition(ctx, w, "Updating", "True", "waiting for nodes to apply OS image")
+				return ""
 			}},
-	}, rolloutSteps(newImage, 26, 34, 42, 50)...))
+	}
 }
 
-// rolloutSteps play the machine-config-daemon on each node the node
+// setPaused plays the admin pausing or unpausing the pool.
+func setPaused(ctx context.Context, w *world, paused bool) error {
+	return w.mergePatch(ctx, mcpGVR, "", pool, map[string]any{"spec": map[string]any{"paused": paused}}, false)
+}
+
+// rolloutSteps play the machine-config-daemon on each of nodes the node
 // controller targets with image, one at a time (maxUnavailable 1): the
 // first is targeted at minute at[0] and starts working, each next one is
 // targeted once the previous is done, and the pool is Updated when the
 // last is.
-func rolloutSteps(image string, at ...int) []step {
+func rolloutSteps(image string, nodes []string, at ...int) []step {
 	var steps []step
 	var working string
 	for i, m := range at {
 		s := step{at: m}
-		if i < len(poolNodes) {
+		if i < len(nodes) {
 			n := i + 1
-			s.note = fmt.Sprintf("the node controller targets node %d of %d; its daemon works (played)", n, len(poolNodes))
+			s.note = fmt.Sprintf("the node controller targets node %d of %d; its daemon works (played)", n, len(nodes))
 			s.done = func(ctx context.Context, w *world, in *incident) string {
-				targeted := w.nodesTargeting(ctx, poolNodes, image)
+				targeted := w.nodesTargeting(ctx, nodes, image)
 				if len(targeted) != n {
 					return fmt.Sprintf("desiredImage %s on %d nodes (has %v)", image, n, targeted)
 				}
@@ -123,10 +162,10 @@ func done(ctx context.Context, w *world, node string) bool {
 		u.GetAnnotations()[currentImageAnno] == u.GetAnnotations()[desiredImageAnno]
 }
 
-// renderNewConfig plays the render controller on the lifecycle's stage-0
-// MachineConfigs: the new rendered config becomes the pool's.
+// renderNewConfig plays the render controller on the MachineConfigs the
+// lifecycle's stage 0 applies: the new rendered config becomes the pool's.
 func renderNewConfig(ctx context.Context, w *world, in *incident) error {
-	mcs, err := cluster.LoadFile(filepath.Join(in.l.Dir, "machineconfigs.yaml"))
+	mcs, err := cluster.LoadDir(filepath.Join(in.l.Dir, in.l.Stages[0].Apply[0]))
 	if err != nil {
 		return err
 	}

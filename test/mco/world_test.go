@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
@@ -55,7 +56,9 @@ type world struct {
 }
 
 // newWorld starts a cluster holding seed and the objects of
-// testdata/cluster.yaml, then the MCO's controllers and the exporter.
+// testdata/cluster.yaml, then the MCO's controllers and the exporter. The
+// seed is created owners first, its owner references following their
+// owners' new uids.
 func newWorld(t *testing.T, seed []*unstructured.Unstructured) *world {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "e2e-mco-"+strings.ReplaceAll(t.Name(), "/", "-")+"-")
@@ -86,9 +89,36 @@ func newWorld(t *testing.T, seed []*unstructured.Unstructured) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	uids := map[types.UID]types.UID{} // the seed's uids to the API server's
 	for _, u := range append(base, seed...) {
+		refs := u.GetOwnerReferences()
+		for i := range refs {
+			if uid, ok := uids[refs[i].UID]; ok {
+				refs[i].UID = uid
+			}
+		}
+		u.SetOwnerReferences(refs)
 		if err := w.kube.Create(ctx, u); err != nil {
 			t.Fatalf("seeding %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		ri, err := w.kube.Resource(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		created, err := ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		uids[u.GetUID()] = created.GetUID()
+	}
+	// A build names its Job by uid too (jobimagebuilder.go start), and is
+	// created before it.
+	for _, u := range seed {
+		if uid, ok := uids[types.UID(u.GetAnnotations()[jobUIDAnno])]; ok && u.GetKind() == "MachineOSBuild" {
+			if err := w.mergePatch(ctx, mosbGVR, "", u.GetName(), map[string]any{"metadata": map[string]any{
+				"annotations": map[string]any{jobUIDAnno: string(uid)}}}, false); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	w.startControllers()
@@ -129,8 +159,8 @@ func (w *world) startControllers() {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	w.start("machine-os-builder", tools["E2E_MCO_BUILDER"], env, "start", "--metrics-listen-address", metrics)
-	w.start("node-controller", tools["E2E_MCO_NODE"], env)
+	builder := w.start("machine-os-builder", tools["E2E_MCO_BUILDER"], env, "start", "--metrics-listen-address", metrics)
+	node := w.start("node-controller", tools["E2E_MCO_NODE"], env)
 	addr, err := cluster.FreeAddress()
 	if err != nil {
 		w.t.Fatal(err)
@@ -140,6 +170,24 @@ func (w *world) startControllers() {
 	w.exporter = "http://" + addr
 	if err := cluster.WaitHTTP(p, http.DefaultClient, w.exporter+"/readyz", "", 2*time.Minute); err != nil {
 		w.t.Fatal(err)
+	}
+	// A cluster's controllers have long synced when an incident starts:
+	// the tests play their first change once both have handled what they
+	// found at start (the build controller's first pass runs after its
+	// 5 s UpdateDelay).
+	w.waitLog(builder, "Finished adding MachineConfigPool")
+	w.waitLog(node, "Starting MachineConfigController-NodeController")
+}
+
+// waitLog waits until a controller's log says what it has done.
+func (w *world) waitLog(p *cluster.Proc, text string) {
+	w.t.Helper()
+	deadline := time.Now().Add(settleTimeout)
+	for !strings.Contains(p.Tail(100000), text) {
+		if !p.Running() || time.Now().After(deadline) {
+			w.t.Fatalf("%s has not logged %q:\n%s", p.Name, text, p.Tail(30))
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }
 
