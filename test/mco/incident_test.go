@@ -44,6 +44,7 @@ type incident struct {
 // step.
 type record struct {
 	at      int
+	when    time.Time // when the step was recorded
 	note    string
 	series  map[string]float64
 	objects map[string]*unstructured.Unstructured // by kind/name
@@ -157,7 +158,7 @@ func (w *world) record(ctx context.Context, s step) record {
 	if err != nil {
 		w.t.Fatalf("minute %d: %v", s.at, err)
 	}
-	return record{at: s.at, note: s.note, series: series, objects: w.objects(ctx)}
+	return record{at: s.at, when: time.Now(), note: s.note, series: series, objects: w.objects(ctx)}
 }
 
 // settledScrape scrapes until three scrapes half a second apart agree.

@@ -97,6 +97,7 @@ func judge(t *testing.T, in *incident, rulesDir string) {
 			until = in.records[i+1].at
 		}
 		for s, v := range r.series {
+			v = in.lifecycleTime(s, v)
 			if values[s] == nil {
 				values[s] = make([]string, minutes)
 			}
@@ -251,4 +252,22 @@ func expanding(vs []string) string {
 		i = j
 	}
 	return strings.Join(parts, " ")
+}
+
+// lifecycleTime moves a timestamp the MCO wrote during the incident to the
+// lifecycle minute of the step it was written in: the incident runs in
+// seconds, the lifecycle in minutes, and the rules compare timestamps with
+// time(). Timestamps from before minute 0 (the seed's) are already on the
+// lifecycle's clock.
+func (in *incident) lifecycleTime(series string, v float64) float64 {
+	name, _, _ := strings.Cut(series, "{")
+	if !strings.HasSuffix(name, "_timestamp_seconds") || v < float64(in.begin.Unix()) {
+		return v
+	}
+	for _, r := range in.records {
+		if v <= float64(r.when.Unix()) {
+			return float64(in.begin.Unix() + int64(r.at)*60)
+		}
+	}
+	return v
 }
