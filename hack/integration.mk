@@ -187,3 +187,23 @@ chromium:
 	@if [ ! -x $(CHROMIUM) ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
 	fi
+
+## e2e-mco: the machine-config-operator's own machine-os-builder and node
+## controller (test/mco/, CONTRIBUTING.md "Integration tests") write the
+## objects of each incident on the real etcd and kube-apiserver, and the
+## exporter and the rules judge what they wrote. Built once per source
+## into $(E2E_CACHE) by hack/mco/build.sh (about 5 minutes on 2 cores,
+## cold): from ../shared/mco/ beside the repository (the trimmed MCO source
+## with its vendor/ directory), or MCO_SRC=path/to/machine-config-operator;
+## without either the suite skips with one line.
+MCO_TARBALL ?= $(abspath $(CURDIR)/../shared/mco/mco-7ff337a.tar.xz)
+MCO_SRC     ?=
+# Without a source the suite only says so: no server is built for it.
+MCO_SOURCE  := $(or $(MCO_SRC),$(wildcard $(MCO_TARBALL)))
+.PHONY: e2e-mco
+e2e-mco: $(if $(MCO_SOURCE),$(E2E_APISERVER) $(E2E_ETCD) $(PROMTOOL))
+	@mco=$$(E2E_CACHE=$(E2E_CACHE) MCO_TARBALL=$(MCO_TARBALL) MCO_SRC=$(MCO_SRC) GO=$(GO) hack/mco/build.sh) && eval "$$mco" && \
+	if [ -n "$${E2E_MCO_SKIP:-}" ]; then echo "e2e-mco: skipped: $$E2E_MCO_SKIP"; exit 0; fi && \
+	export E2E_MCO_DIR E2E_MCO_BUILDER E2E_MCO_NODE && \
+	E2E_KUBE_APISERVER=$(E2E_APISERVER) E2E_ETCD=$(E2E_ETCD) E2E_PROMTOOL=$(abspath $(PROMTOOL)) \
+		$(GO) test -tags e2emco -count=1 -timeout 30m $(E2E_ARGS) ./test/mco/

@@ -24,12 +24,21 @@ type Proc struct {
 
 // StartProc starts bin with args, its output going to <dir>/<name>.log.
 func StartProc(dir, name, bin string, args ...string) (*Proc, error) {
+	return StartProcEnv(dir, name, bin, nil, args...)
+}
+
+// StartProcEnv is StartProc with env ("KEY=value") added to the
+// environment, for servers configured by it.
+func StartProcEnv(dir, name, bin string, env []string, args ...string) (*Proc, error) {
 	p := &Proc{Name: name, Log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
 	f, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	p.Cmd = exec.Command(bin, args...)
+	if env != nil {
+		p.Cmd.Env = append(os.Environ(), env...)
+	}
 	p.Cmd.Stdout, p.Cmd.Stderr = f, f
 	// A test binary killed by -timeout must not leave servers behind.
 	p.Cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -8,9 +8,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -22,16 +19,7 @@ import (
 )
 
 // buildExporter builds cmd/ocl_exporter as make build does, into dir.
-func buildExporter(dir string) (string, error) {
-	bin := filepath.Join(dir, "ocl_exporter")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/ocl_exporter")
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/ocl_exporter: %w\n%s", err, out)
-	}
-	return bin, nil
-}
+func buildExporter(dir string) (string, error) { return cluster.BuildExporter(repoRoot, dir) }
 
 // exporter is an ocl_exporter process watching the cluster as the
 // exporter's ServiceAccount.
