@@ -14,7 +14,6 @@ package mco
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -372,6 +371,3 @@ func hasCondition(u *unstructured.Unstructured, typ, status, message string) boo
 	c, ok := conditions(u)[typ]
 	return ok && c.Status == status && strings.Contains(c.Message, message)
 }
-
-// sortedKeys is for stable messages.
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
