@@ -19,6 +19,7 @@ const (
 	KindMachineConfigPool = "MachineConfigPool"
 	KindMachineConfig     = "MachineConfig"
 	KindPod               = "Pod"
+	KindMachineOSConfig   = "MachineOSConfig"
 )
 
 // EphemeralKinds lists the kinds counted, in a stable order.

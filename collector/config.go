@@ -100,7 +100,9 @@ func (s *configStage) collect(all *analysis.Findings, ch chan<- prometheus.Metri
 	}
 
 	b := all.Builder
-	ch <- s.configs.gauge(float64(b.MachineOSConfigs))
+	if !b.ConfigsUnknown { // not captured: their number is unknown, not 0
+		ch <- s.configs.gauge(float64(b.MachineOSConfigs))
+	}
 	if !b.Unknown { // not captured: no Deployment to conclude from
 		ch <- s.builderReady.gauge(boolean(b.Ready))
 	}

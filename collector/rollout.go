@@ -78,7 +78,9 @@ func (s *rolloutStage) collect(f *analysis.Findings, ch chan<- prometheus.Metric
 }
 
 func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus.Metric) {
-	ch <- s.poolLayered.gauge(boolean(p.Layered), p.Name)
+	if !p.LayeredUnknown { // no MachineOSConfig captured: whether it is layered is unknown
+		ch <- s.poolLayered.gauge(boolean(p.Layered), p.Name)
+	}
 	ch <- s.poolPaused.gauge(boolean(p.Paused), p.Name)
 	if p.MaxUnavailable > 0 {
 		ch <- s.poolMaxUnavailable.gauge(float64(p.MaxUnavailable), p.Name)

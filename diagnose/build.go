@@ -89,13 +89,14 @@ const resourceMachineOSConfigs = "machineosconfigs.machineconfiguration.openshif
 // which resources it could read.
 func New(c *analysis.Cluster, status []source.ResourceStatus, o Options) *Report {
 	b := newBuilder(c, o)
-	r := &Report{SchemaVersion: SchemaVersion, Time: c.Now.UTC(), Namespace: c.Namespace, Cluster: b.clusterChecks(status)}
-	for _, name := range b.poolNames() {
+	r := &Report{SchemaVersion: SchemaVersion, Time: c.Now.UTC(), Namespace: c.Namespace, Cluster: b.clusterChecks(status), Pools: []Pool{}}
+	pools := b.poolNames()
+	for _, name := range pools {
 		if o.Pool == "" || o.Pool == name {
 			r.Pools = append(r.Pools, b.pool(name))
 		}
 	}
-	r.Verdict, r.Summary = verdict(r, status, o, len(c.MachineOSConfigs))
+	r.Verdict, r.Summary = verdict(r, status, o, len(c.MachineOSConfigs), pools)
 	r.clean()
 	return r
 }
@@ -106,40 +107,6 @@ func reason(st source.ResourceStatus, o Options) string {
 		return st.PublicReason()
 	}
 	return st.Reason
-}
-
-func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int) (Verdict, string) {
-	for _, st := range status {
-		if st.Resource == resourceMachineOSConfigs && !st.Available {
-			return Unknown, "cannot read MachineOSConfigs: " + reason(st, o)
-		}
-	}
-	if o.Pool != "" && len(r.Pools) == 0 {
-		return Unknown, fmt.Sprintf("no MachineConfigPool or MachineOSConfig names pool %q", o.Pool)
-	}
-	var bad []string
-	if slices.ContainsFunc(r.Cluster, func(c Check) bool { return c.Status == Failed }) {
-		bad = append(bad, "cluster")
-	}
-	for _, p := range r.Pools {
-		if p.Verdict == Problem {
-			bad = append(bad, "pool "+p.Name)
-		}
-	}
-	switch {
-	case len(bad) > 0 && moscs == 0:
-		// Exit 1, not 2: a node failing to update is a problem to fix,
-		// whether or not a pool uses image mode yet.
-		return Problem, fmt.Sprintf("no pool uses image mode, but %d failed check(s): %s", r.FailedChecks(), strings.Join(bad, ", "))
-	case len(bad) > 0:
-		return Problem, fmt.Sprintf("%d failed check(s): %s", r.FailedChecks(), strings.Join(bad, ", "))
-	case moscs == 0:
-		return Unknown, "no MachineOSConfig exists: no pool uses image mode (On-Cluster Layering), and no node fails to update"
-	}
-	if n := r.countChecks(NotCaptured); n > 0 {
-		return Healthy, fmt.Sprintf("no problem found; %d check(s) not decided: the snapshot did not capture what they read", n)
-	}
-	return Healthy, "no problem found"
 }
 
 // builder holds the analysis findings one report reads, computed once.
@@ -158,6 +125,9 @@ type builder struct {
 	orphans  map[string][]analysis.Orphan // by MachineOSConfig
 	builder  analysis.BuilderFinding
 	op       *analysis.OperatorFinding
+	// unseen are the pools with signs of image mode in a view without
+	// MachineOSConfigs, by name.
+	unseen map[string]analysis.UnseenLayering
 }
 
 func newBuilder(c *analysis.Cluster, o Options) *builder {
@@ -165,11 +135,15 @@ func newBuilder(c *analysis.Cluster, o Options) *builder {
 		c: c, o: o, now: c.Now,
 		moscs: map[string]analysis.MachineOSConfigFinding{}, objects: map[string]*mcfgv1.MachineOSConfig{},
 		builds: map[string]analysis.Build{}, waits: map[string]analysis.BuildWait{}, left: map[string]int{}, building: map[string]bool{}, orphans: map[string][]analysis.Orphan{},
+		unseen: map[string]analysis.UnseenLayering{},
 	}
 	all := analysis.Analyze(c, 0)
 	b.rollout, b.builder, b.op = all.Rollout, all.Builder, all.Operator
 	for _, f := range all.Configs {
 		b.moscs[f.Pool] = f
+	}
+	for _, u := range all.Unseen {
+		b.unseen[u.Pool] = u
 	}
 	for _, m := range c.MachineOSConfigs {
 		b.objects[m.Name] = m
@@ -251,13 +225,23 @@ func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
 	}
 
 	builder := check(CheckBuilder)
+	// Pools that use image mode need the builder, whether their
+	// MachineOSConfigs are in the view or only their signs.
+	expected := fmt.Sprintf("%d MachineOSConfig(s) exist", b.builder.MachineOSConfigs)
+	if b.builder.ConfigsUnknown {
+		expected = fmt.Sprintf("%d pool(s) use image mode", b.builder.UnseenLayered)
+	}
+	needed := b.builder.MachineOSConfigs+b.builder.UnseenLayered > 0
 	switch {
-	case b.builder.MachineOSConfigs > 0 && b.builder.Unknown:
+	case !needed && b.builder.ConfigsUnknown && !b.builder.Ready:
+		builder.notCaptured(Finding{Object: Object{Kind: "Resource", Name: resourceMachineOSConfigs},
+			Message: "the snapshot holds no MachineOSConfig at all and no pool shows signs of image mode: whether the machine-os-builder should run is unknown"})
+	case needed && b.builder.Unknown:
 		builder.notCaptured(notCapturedFinding(Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}))
-	case b.builder.MachineOSConfigs > 0 && !b.builder.Ready:
+	case needed && !b.builder.Ready:
 		f := Finding{
 			Object: Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}, Field: "status.readyReplicas",
-			Message: fmt.Sprintf("%d MachineOSConfig(s) exist, but the machine-os-builder has no ready pod", b.builder.MachineOSConfigs),
+			Message: expected + ", but the machine-os-builder has no ready pod",
 			Class:   classify.BuilderUnavailable,
 			Runbook: b.runbook(alertBuilderNotReady), Commands: builderCommands(b.c.Namespace),
 		}
@@ -307,7 +291,11 @@ func (b *builder) pool(name string) Pool {
 		}
 	}
 	nodes := b.nodes(name)
+	unseen, signs := b.unseen[name]
 	switch {
+	case signs:
+		p.Layered = true
+		p.Stages = b.unseenStages(name, unseen, rollout, nodes)
 	case layered:
 		p.Layered, p.MachineOSConfig = true, f.Name
 		p.Stages = []Stage{
@@ -335,6 +323,9 @@ func (b *builder) pool(name string) Pool {
 		if s.Status == Failed {
 			p.Verdict, failedBefore = Problem, true
 		}
+	}
+	if signs && p.Verdict == Healthy {
+		p.Verdict = Unknown // its MachineOSConfig and builds are not captured
 	}
 	p.Summary = b.poolSummary(p, rollout, nodes)
 	return p
@@ -377,7 +368,12 @@ func (b *builder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.
 	if r != nil {
 		machines = fmt.Sprintf("%d machine(s), %d updated", r.Machines.Total, r.Machines.Updated)
 	}
+	u, signs := b.unseen[p.Name]
 	switch {
+	case signs:
+		return unseenSummary(u)
+	case !p.Layered && len(p.Stages) == 0 && !b.c.Captured(analysis.KindMachineOSConfig):
+		return "no sign of image mode, though the snapshot holds no MachineOSConfig: " + machines
 	case !p.Layered && len(p.Stages) == 0:
 		return "not layered: " + machines
 	case !p.Layered:

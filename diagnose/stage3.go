@@ -22,7 +22,8 @@ import (
 func (b *builder) buildAwaited(pool string) bool {
 	f, ok := b.moscs[pool]
 	if !ok {
-		return false
+		u, signs := b.unseen[pool]
+		return signs && u.BuildRunning()
 	}
 	nb, ok := b.builds[f.NewestBuild]
 	return ok && (nb.Phase == analysis.BuildInitial || nb.Phase == analysis.BuildPrepared || nb.Phase == analysis.BuildBuilding)
@@ -139,6 +140,9 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 		buildFailed := false
 		if f, ok := b.moscs[pool]; ok {
 			buildFailed = b.builds[f.CurrentBuild].Phase == analysis.BuildFailed
+		}
+		if u, signs := b.unseen[pool]; signs {
+			buildFailed = u.Failure() != nil // the build stage shows it
 		}
 		for _, t := range []struct {
 			cond      mcfgv1.MachineConfigPoolConditionType
