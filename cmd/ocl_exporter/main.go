@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"syscall"
+	"text/template"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -88,6 +89,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, err
 	}
 	o.command = command
+	if err := expandHome(&o.kubeconfig, &o.snapshot, o.web.WebConfigFile, &o.tool.captureOut, &o.tool.review.bearerTokenFile, &o.tool.review.caFile); err != nil {
+		return nil, err
+	}
 	if o.tool.runbookBase == "" {
 		o.tool.runbookBase = defaultRunbookBase()
 	}
@@ -103,6 +107,7 @@ func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 	app := kingpin.New(name, "Prometheus exporter for OpenShift On-Cluster Layering (image mode).")
 	app.UsageWriter(stderr)
 	app.UsageTemplate(usageTemplate)
+	app.UsageFuncs(template.FuncMap{"flagsOf": flagsOf})
 	app.ErrorWriter(stderr)
 	app.Version(version.Print(name))
 	app.HelpFlag.Short('h')
@@ -128,6 +133,7 @@ func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 	app.Flag("web.enable-pprof", "Serve Go's profiles (heap, CPU, goroutines) under /debug/pprof/, behind the same TLS and auth as the metrics. Off by default.").
 		BoolVar(&o.pprof)
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
+	app.GetFlag("web.listen-address").Help(listenAddressHelp)
 	flag.AddFlags(app, o.log)
 	app.GetFlag("log.level").IsSetByUser(&o.logLevelSet)
 	addCommands(app, &o.tool)
@@ -150,7 +156,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	case diagnoseCommand:
 		return runDiagnose(ctx, o, logger)
 	case captureCommand:
-		return runCapture(ctx, o, logger)
+		if err := runCapture(ctx, o, logger); err != nil {
+			return exitCode{couldNotCapture, err}
+		}
+		return nil
 	case reviewCommand:
 		return runReview(ctx, o, logger)
 	}
