@@ -197,7 +197,6 @@ func timePtr(t time.Time) *time.Time {
 	return &u
 }
 
-
 // pool walks one pool through the stages. After a failed stage a later
 // one is evaluated when it has evidence of its own (evidence), else it is
 // not reached.
