@@ -76,7 +76,7 @@ func addCommands(app *kingpin.Application, o *toolOptions) {
 	d.Flag("time", "Evaluate at this RFC 3339 time (\"since\" durations are relative to it). Default: a snapshot's capture time (see --now), else now.").StringVar(&o.at)
 	d.Flag("sync-timeout", "How long to wait for the first list of every resource from a live cluster.").Default("60s").DurationVar(&o.syncTimeout)
 
-	c := app.Command(captureCommand, "Write a snapshot of the objects the exporter watches, trimmed as the exporter keeps them (Secrets as metadata only), from a live cluster, for diagnose --snapshot and the exporter's --snapshot.")
+	c := app.Command(captureCommand, "Write a snapshot of the objects the exporter watches, trimmed as the exporter keeps them (Secrets as metadata only), from a live cluster, for diagnose --snapshot and the exporter's --snapshot. Exit 0 once written (a resource it could not read is recorded as not captured), 2 when it wrote nothing: no cluster, no resource readable, a wrong command line, an output it may not replace.")
 	c.Flag("output", "File to write, or a directory (an existing one, or a path ending in /) to write one file per resource into; - for standard output. Written whole or not at all.").
 		Short('o').Default("-").StringVar(&o.captureOut)
 	c.Flag("force", "Replace an existing --output file, or a non-empty --output directory holding only snapshot files (.yaml, .yml, .json).").BoolVar(&o.force)
