@@ -114,7 +114,7 @@ func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 	o := &options{log: &promslog.Config{}}
 	app.Flag("kubeconfig", "Path to a kubeconfig file. Default: the in-cluster service account, else $KUBECONFIG or ~/.kube/config.").StringVar(&o.kubeconfig)
 	app.Flag("snapshot", "Read OCL objects offline from this YAML/JSON file or directory tree (oc get -o yaml output, a must-gather) instead of a cluster.").StringVar(&o.snapshot)
-	app.Flag("example", "Use the examples built into the binary, no cluster needed: the exporter, diagnose and capture read a small cluster snapshot showing every OCL stage; review reads a recorded incident history.").BoolVar(&o.example)
+	app.Flag("example", "Use the examples built into the binary, no cluster needed: the exporter, diagnose and capture read a small cluster snapshot showing every OCL stage failing at 13:00; review reads another recording, the history of one incident (pool layered's failing Containerfile, fixed at 13:22, lifecycle seed004-containerfile-failure).").BoolVar(&o.example)
 	app.Flag("now", "Evaluate a snapshot (--snapshot, --example) at the current time instead of the time it was captured (its capture records' time; the example's is 2025-10-17T13:00:00Z), which ages, \"since\" durations and time limits are otherwise relative to.").BoolVar(&o.now)
 	app.Flag("mco.namespace", "Namespace of the Machine Config Operator (secrets, build Jobs and pods).").Default(source.DefaultNamespace).StringVar(&o.namespace)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
