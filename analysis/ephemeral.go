@@ -20,6 +20,7 @@ const (
 	KindMachineConfig     = "MachineConfig"
 	KindPod               = "Pod"
 	KindMachineOSConfig   = "MachineOSConfig"
+	KindMachineConfigNode = "MachineConfigNode"
 )
 
 // EphemeralKinds lists the kinds counted, in a stable order.

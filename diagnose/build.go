@@ -243,8 +243,10 @@ func (b *builder) pool(name string) Pool {
 			p.Verdict, failedBefore = Problem, true
 		}
 	}
-	if signs && p.Verdict == Healthy {
-		p.Verdict = Unknown // its MachineOSConfig and builds are not captured
+	if p.Layered && p.Verdict == Healthy && slices.ContainsFunc(p.Stages, func(s Stage) bool { return s.Status == NotCaptured }) {
+		// Nothing failed in what the snapshot holds; what it did not
+		// capture (a pool's MachineOSConfig, the MachineConfigNodes) may.
+		p.Verdict = Unknown
 	}
 	p.Summary = b.poolSummary(p, rollout, nodes)
 	return p
@@ -291,6 +293,8 @@ func (b *builder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.
 	switch {
 	case signs:
 		return unseenSummary(u)
+	case p.Verdict == Unknown:
+		return fmt.Sprintf("no failure found, but %d check(s) not decided: the snapshot did not capture what they read: %s", notCapturedChecks(p), machines)
 	case !p.Layered && len(p.Stages) == 0 && !b.c.Captured(analysis.KindMachineOSConfig):
 		return "no sign of image mode, though the snapshot holds no MachineOSConfig: " + machines
 	case !p.Layered && len(p.Stages) == 0:
@@ -308,6 +312,19 @@ func (b *builder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.
 		onImage = r.Machines.OnCurrentImage
 	}
 	return fmt.Sprintf("healthy: %d of %d node(s) on the current image", onImage, len(nodes))
+}
+
+// notCapturedChecks counts a pool's checks not decided.
+func notCapturedChecks(p Pool) int {
+	n := 0
+	for _, s := range p.Stages {
+		for _, c := range s.Checks {
+			if c.Status == NotCaptured {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // failedStage is a failed stage and the first finding of its first failed

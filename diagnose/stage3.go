@@ -56,6 +56,13 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 		})
 	}
 
+	if layered && failing.Status == Passed && !b.c.Captured(analysis.KindMachineConfigNode) {
+		// A 4.18 must-gather gathers none: what only they report stays
+		// unknown.
+		failing.notCaptured(Finding{Object: Object{Kind: "Resource", Name: resourceMachineConfigNodes},
+			Message: "the snapshot holds no MachineConfigNode at all: a failed image pull or update step that only a node's MachineConfigNode reports is unknown"})
+	}
+
 	progress := check(CheckProgress)
 	var waiting, working []string
 	// Any node of the pool updating or failing moves the rollout: the

@@ -15,7 +15,8 @@ import (
 // Resources not captured when a pool's MachineOSConfig is missing from a
 // snapshot, as RBAC and oc name them.
 const (
-	resourceMachineOSBuilds = "machineosbuilds.machineconfiguration.openshift.io"
+	resourceMachineOSBuilds    = "machineosbuilds.machineconfiguration.openshift.io"
+	resourceMachineConfigNodes = "machineconfignodes.machineconfiguration.openshift.io"
 )
 
 // captureCommands capture, with oc alone, the layering kinds a

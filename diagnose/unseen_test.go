@@ -67,3 +67,21 @@ func TestUnseenGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestWithoutMachineConfigNodesNoPoolReadsHealthy: a 4.18 must-gather
+// gathers MachineOSConfigs but no MachineConfigNode. A layered pool with
+// nothing failing is then undecided, not healthy: rollout.nodes cannot
+// see what only MachineConfigNodes report.
+func TestWithoutMachineConfigNodesNoPoolReadsHealthy(t *testing.T) {
+	dir := sourcetest.Without(t, "../testdata/scenarios/healthy-rollout-done", "machineconfignodes.yaml")
+	s := sourcetest.Snapshot(t, dir)
+	r := New(s.Cluster(sourcetest.Now), s.Status(), Options{RunbookBase: testRunbookBase})
+	if r.Verdict != Unknown {
+		t.Errorf("verdict %s (%s), want unknown", r.Verdict, r.Summary)
+	}
+	for _, p := range r.Pools {
+		if p.Layered && (p.Verdict != Unknown || !strings.HasPrefix(p.Summary, "no failure found, but")) {
+			t.Errorf("pool %s: %s: %s", p.Name, p.Verdict, p.Summary)
+		}
+	}
+}

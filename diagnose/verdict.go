@@ -11,8 +11,9 @@ import (
 // verdict decides the report. A failed check is a problem (exit 1)
 // whatever else could not be read; without one, MachineOSConfigs that
 // cannot be read, a --pool that names no pool, no MachineOSConfig at all
-// leave it unknown (exit 2), and so does a pool that uses image mode
-// without its MachineOSConfig: nothing says it is healthy.
+// leave it unknown (exit 2), and so does a layered pool whose checks the
+// snapshot cannot all decide (its MachineOSConfig or its nodes'
+// MachineConfigNodes not captured): nothing says it is healthy.
 func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int, pools []string) (Verdict, string) {
 	if o.Pool != "" && len(r.Pools) == 0 {
 		return Unknown, fmt.Sprintf("no MachineConfigPool or MachineOSConfig names pool %q; the pools are: %s", o.Pool, orNone(strings.Join(pools, ", ")))
@@ -46,6 +47,8 @@ func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int, po
 		return Unknown, fmt.Sprintf("cannot read MachineOSConfigs: %s; pool(s) %s use image mode, as other objects show: capture the rest (ocl_exporter capture)", reason(*unread, o), strings.Join(unseen, ", "))
 	case unread != nil:
 		return Unknown, "cannot read MachineOSConfigs: " + reason(*unread, o)
+	case len(unseen) > 0:
+		return Unknown, fmt.Sprintf("no problem found, but pool(s) %s not decided: the snapshot did not capture what %d check(s) read", strings.Join(unseen, ", "), r.countChecks(NotCaptured))
 	case moscs == 0:
 		return Unknown, "no MachineOSConfig exists: no pool uses image mode (On-Cluster Layering), and no node fails to update"
 	}
