@@ -243,7 +243,7 @@ func (b *builder) pool(name string) Pool {
 			p.Verdict, failedBefore = Problem, true
 		}
 	}
-	if p.Layered && p.Verdict == Healthy && slices.ContainsFunc(p.Stages, func(s Stage) bool { return s.Status == NotCaptured }) {
+	if p.Layered && p.Verdict == Healthy && notCapturedChecks(p) > 0 {
 		// Nothing failed in what the snapshot holds; what it did not
 		// capture (a pool's MachineOSConfig, the MachineConfigNodes) may.
 		p.Verdict = Unknown
