@@ -152,16 +152,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	logger := promslog.New(o.log)
 	routeKlog(logger)
-	switch o.command {
-	case diagnoseCommand:
-		return runDiagnose(ctx, o, logger)
-	case captureCommand:
-		if err := runCapture(ctx, o, logger); err != nil {
-			return exitCode{couldNotCapture, err}
-		}
-		return nil
-	case reviewCommand:
-		return runReview(ctx, o, logger)
+	if tool, ok := tools[o.command]; ok {
+		return tool(ctx, o, logger)
 	}
 
 	// Everything that can be wrong in the configuration fails here, before
@@ -207,19 +199,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if o.pprof {
 		handler = withPprof(handler)
 	}
-	if o.authKubernetes {
-		// Reviews get a client and rate limiter of their own: sharing the
-		// informers' let a token flood starve both.
-		reviews, err := server.NewReviewClient(restConfig, name+"/"+version.Version)
-		if err != nil {
-			return err
-		}
-		auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: reviews, CacheTTL: o.authCacheTTL, Audiences: o.authAudiences, Logger: logger})
-		if err != nil {
-			return err
-		}
-		handler = auth.Wrap(handler)
-		logger.Info("scrapes need a Kubernetes bearer token allowed to get the metrics path", "open", server.PublicPaths)
+	if handler, err = withAuth(handler, o, restConfig, logger); err != nil {
+		return err
 	}
 	src.Run(ctx)
 	go renderer.Run(ctx, o.renderInterval)
@@ -230,7 +211,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	logger.Info("starting "+name, started...)
 
-	srv := server.NewHTTPServer(handler, server.DefaultTimeouts, logger)
+	return serve(ctx, server.NewHTTPServer(handler, server.DefaultTimeouts, logger), o, src, restConfig, logger)
+}
+
+// serve answers on the listen addresses until ctx ends, the server fails,
+// or, live, the cluster turns out unreachable from the start.
+func serve(ctx context.Context, srv *http.Server, o *options, src *source.Source, restConfig *rest.Config, logger *slog.Logger) error {
 	errc := make(chan error, 2)
 	go func() { errc <- server.ListenAndServe(srv, o.web, logger, o.maxConnections) }()
 	if restConfig != nil {
@@ -244,6 +230,37 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		defer cancel()
 		return srv.Shutdown(shutdown)
 	}
+}
+
+// withAuth puts --auth.kubernetes in front of h, when set.
+func withAuth(h http.Handler, o *options, restConfig *rest.Config, logger *slog.Logger) (http.Handler, error) {
+	if !o.authKubernetes {
+		return h, nil
+	}
+	// Reviews get a client and rate limiter of their own: sharing the
+	// informers' let a token flood starve both.
+	reviews, err := server.NewReviewClient(restConfig, name+"/"+version.Version)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: reviews, CacheTTL: o.authCacheTTL, Audiences: o.authAudiences, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("scrapes need a Kubernetes bearer token allowed to get the metrics path", "open", server.PublicPaths)
+	return auth.Wrap(h), nil
+}
+
+// tools are the commands that run once and exit, by name.
+var tools = map[string]func(context.Context, *options, *slog.Logger) error{
+	diagnoseCommand: runDiagnose,
+	captureCommand: func(ctx context.Context, o *options, logger *slog.Logger) error {
+		if err := runCapture(ctx, o, logger); err != nil {
+			return exitCode{couldNotCapture, err}
+		}
+		return nil
+	},
+	reviewCommand: runReview,
 }
 
 // unreachable returns, live, when the first list of every resource failed
