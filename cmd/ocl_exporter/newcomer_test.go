@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 // TestHelpListsOnlyFlagsThatApply: each command's --help lists its own
@@ -124,5 +126,22 @@ func TestUnknownPoolListsThePools(t *testing.T) {
 	out, code := diagnoseRun(t, "--example", "--pool=nosuchpool")
 	if out = strings.Join(strings.Fields(out), " "); code != 2 || !strings.Contains(out, `no MachineConfigPool or MachineOSConfig names pool "nosuchpool"; the pools are: canary, edge, gpu, infra, layered`) {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestIdentityFallsBackToTheKubeconfig: where no SelfSubjectReview is
+// answered, the identity is the kubeconfig's user and context; offline
+// there is none.
+func TestIdentityFallsBackToTheKubeconfig(t *testing.T) {
+	kc := refusingKubeconfig(t)
+	cfg, err := source.RESTConfig(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := identity(t.Context(), cfg, kc), "kubeconfig user u (context ctx)"; got != want {
+		t.Errorf("identity = %q, want %q", got, want)
+	}
+	if got := identity(t.Context(), nil, ""); got != "" {
+		t.Errorf("offline identity = %q, want none", got)
 	}
 }
