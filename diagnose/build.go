@@ -100,6 +100,7 @@ func New(c *analysis.Cluster, status []source.ResourceStatus, o Options) *Report
 		}
 	}
 	r.Verdict, r.Summary = verdict(r, status, o, len(c.MachineOSConfigs), pools)
+	r.nameLogFiles(c)
 	r.clean()
 	return r
 }

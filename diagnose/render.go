@@ -101,6 +101,9 @@ func findings(b *strings.Builder, prefix string, checks []Check, now time.Time, 
 			if f.Excerpt != "" {
 				fmt.Fprintf(b, "- Excerpt: %s\n", code(f.Excerpt))
 			}
+			if f.LogFile != "" {
+				fmt.Fprintf(b, "- Log: %s\n", code(f.LogFile))
+			}
 			if f.Since != nil {
 				fmt.Fprintf(b, "- Since: %s\n", since(*f.Since, now))
 			}

@@ -122,6 +122,10 @@ type Finding struct {
 	// line that decided it; Class is set on failures only.
 	Class   classify.Class `json:"class,omitempty"`
 	Excerpt string         `json:"excerpt,omitempty"`
+	// LogFile is the snapshot's container log the cause was read from,
+	// where the release left the container no termination message (a
+	// must-gather's pods/<pod>/<container>/<container>/logs/current.log).
+	LogFile string `json:"logFile,omitempty"`
 	// Since is when it started at the latest, when the objects tell.
 	Since *time.Time `json:"since,omitempty"`
 	// Runbook is the alert whose runbook covers a failure.

@@ -29,6 +29,7 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 			created.fail(fd)
 		case b.now.Sub(w.Since) > BuildNotStartedAfter:
 			fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertBuildNotStarted)
+			b.builderLogCause(&fd, f.Name)
 			created.fail(fd)
 		default:
 			created.run(fd)

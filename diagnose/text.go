@@ -169,6 +169,7 @@ func (t *textWriter) finding(indent int, f Finding, s Status) {
 		cause = strings.TrimPrefix(cause+": ", ": ") + "\"" + f.Excerpt + "\""
 	}
 	t.field(indent, "cause", cause)
+	t.field(indent, "log", f.LogFile)
 	if f.Since != nil {
 		t.field(indent, "since", since(*f.Since, t.now))
 	}

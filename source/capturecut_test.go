@@ -37,7 +37,7 @@ func TestCutCaptureIsNotCaptured(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := cov.notCaptured()["secrets"]
+			got := cov.notCaptured(DefaultNamespace)["secrets"]
 			switch {
 			case tc.why == "" && got != nil:
 				t.Errorf("not captured: %v", got)

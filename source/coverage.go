@@ -3,7 +3,9 @@ package source
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,6 +76,9 @@ func (st *fileState) captureRecord(raw []byte) error {
 		return nil
 	}
 	st.closeCut()
+	if rec.Resource != "" {
+		st.claims.records = true
+	}
 	st.cov.record(rec)
 	if rec.Captured && rec.Objects != nil {
 		st.open = &section{resource: rec.Resource, want: *rec.Objects}
@@ -97,28 +102,59 @@ func (st *fileState) counted(n int) {
 	}
 }
 
-// coverage is what a snapshot says about each kind: captured (an object of
-// it, a List of it, a record saying so) or recorded as not captured.
-// Anything else it does not hold at all.
+// anyNamespace is the scope of a claim that names no namespace: a file
+// named after a resource, or a List of it, that holds no object.
+const anyNamespace = "*"
+
+// scope is a kind in one namespace ("" for cluster-scoped kinds).
+type scope struct {
+	gk schema.GroupKind
+	ns string
+}
+
+// coverage is what a snapshot says it captured: a resource by its own
+// capture record, or a kind in a namespace by an object, a List or a file
+// named after it. A resource is captured when its record says so or its
+// kind is captured in the namespace it is watched in; anything else the
+// snapshot does not hold at all.
 type coverage struct {
-	kinds  map[schema.GroupKind]bool
-	failed map[string]string // resource name -> why it was not captured
-	// at is the newest time a record gives, zero without one.
+	scopes   map[scope]bool
+	recorded map[string]bool   // resource names a record says were captured
+	failed   map[string]string // resource name -> why it was not captured
+	// at is the newest time a record or a must-gather's timestamp gives,
+	// zero without one.
 	at time.Time
 }
 
 func newCoverage() *coverage {
-	return &coverage{kinds: map[schema.GroupKind]bool{}, failed: map[string]string{}}
+	return &coverage{scopes: map[scope]bool{}, recorded: map[string]bool{}, failed: map[string]string{}}
 }
 
-// file notes the kind a file is named after ("secrets.yaml",
-// "jobs.batch.yaml", as `capture` and the README's oc commands write
-// them): it holds that resource, none if it holds no object.
-func (c *coverage) file(name string) {
-	base := strings.TrimSuffix(path.Base(name), path.Ext(name))
+// claims are what one file says it holds, committed when the file has
+// been read whole: the kinds it is named after or holds a List of, the
+// namespaces of its objects, the namespace its must-gather path names.
+// A file of capture records claims only through its records: its objects
+// belong to the sections the records announce.
+type claims struct {
+	kinds   map[schema.GroupKind]bool
+	objects map[scope]bool
+	// pathNamespace is the namespace a must-gather path names ("" for
+	// cluster-scoped-resources/), nil outside a must-gather.
+	pathNamespace *string
+	records       bool
+}
+
+func newClaims() *claims {
+	return &claims{kinds: map[schema.GroupKind]bool{}, objects: map[scope]bool{}}
+}
+
+// name notes the kind a file is named after ("secrets.yaml",
+// "jobs.batch.yaml", as `capture` and oc get write them).
+func (cl *claims) name(file string) {
+	base := strings.TrimSuffix(path.Base(file), path.Ext(file))
 	for _, r := range Resources() {
 		if base == r.GVR.Resource || base == r.Name {
-			c.kinds[schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}] = true
+			cl.kinds[schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}] = true
 		}
 	}
 }
@@ -126,19 +162,54 @@ func (c *coverage) file(name string) {
 // list notes the kind of a typed List ("SecretList"); an untyped "List",
 // as `oc get -o yaml` writes it, is known by its items, or when empty by
 // its file's name.
-func (c *coverage) list(tm typeMeta) {
+func (cl *claims) list(tm typeMeta) {
+	if gk, ok := listOf(tm); ok {
+		cl.kinds[gk] = true
+	}
+}
+
+// listOf is the kind a typed List of a read kind holds.
+func listOf(tm typeMeta) (schema.GroupKind, bool) {
 	gv, err := schema.ParseGroupVersion(tm.APIVersion)
-	if k, ok := strings.CutSuffix(tm.Kind, "List"); ok && k != "" && err == nil {
-		if _, known := kinds[gv.WithKind(k).GroupKind()]; known {
-			c.kinds[gv.WithKind(k).GroupKind()] = true
+	k, ok := strings.CutSuffix(tm.Kind, "List")
+	if !ok || k == "" || err != nil {
+		return schema.GroupKind{}, false
+	}
+	gk := gv.WithKind(k).GroupKind()
+	_, known := kinds[gk]
+	return gk, known
+}
+
+func (cl *claims) object(gk schema.GroupKind, ns string) { cl.objects[scope{gk, ns}] = true }
+
+// commit adds what the file claims to c: each kind in the namespace its
+// path names, else in its objects' namespaces, else (a List or a file
+// with none) in any.
+func (c *coverage) commit(cl *claims) {
+	if cl.records {
+		return
+	}
+	for s := range cl.objects {
+		cl.kinds[s.gk] = true
+	}
+	for gk := range cl.kinds {
+		switch {
+		case cl.pathNamespace != nil:
+			c.scopes[scope{gk, *cl.pathNamespace}] = true
+		case slices.ContainsFunc(slices.Collect(maps.Keys(cl.objects)), func(s scope) bool { return s.gk == gk }):
+			for s := range cl.objects {
+				if s.gk == gk {
+					c.scopes[s] = true
+				}
+			}
+		default:
+			c.scopes[scope{gk, anyNamespace}] = true
 		}
 	}
 }
 
 func (c *coverage) record(rec CaptureRecord) {
-	if rec.Time != nil && rec.Time.After(c.at) {
-		c.at = rec.Time.Time
-	}
+	c.seen(rec.Time)
 	for _, r := range Resources() {
 		if r.Name != rec.Resource {
 			continue
@@ -147,10 +218,17 @@ func (c *coverage) record(rec CaptureRecord) {
 			c.failed[r.Name] = strings.TrimSpace(string(rec.Problem) + ": " + rec.Reason)
 			return
 		}
-		c.kinds[schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}] = true
+		c.recorded[r.Name] = true
 		return
 	}
 	// a resource this version does not watch
+}
+
+// seen keeps the newest capture time.
+func (c *coverage) seen(t *metav1.Time) {
+	if t != nil && t.After(c.at) {
+		c.at = t.Time
+	}
 }
 
 // cut records that file holds resource incompletely: the resource is not
@@ -160,13 +238,20 @@ func (c *coverage) cut(file, resource, what string) {
 }
 
 // notCaptured returns, by resource name, the error a backend gives for
-// each resource the snapshot did not capture.
-func (c *coverage) notCaptured() map[string]error {
+// each resource the snapshot did not capture, the MCO's namespace being
+// mco.
+func (c *coverage) notCaptured(mco string) map[string]error {
 	out := map[string]error{}
 	for _, r := range Resources() {
-		if why, failed := c.failed[r.Name]; failed {
+		gk := schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}
+		ns := r.namespace(mco)
+		switch why, failed := c.failed[r.Name]; {
+		case failed:
 			out[r.Name] = &NotCapturedError{Resource: r.Name, Why: why}
-		} else if !c.kinds[schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}] {
+		case c.recorded[r.Name], c.scopes[scope{gk, anyNamespace}], c.scopes[scope{gk, ns}]:
+		case r.Namespaced:
+			out[r.Name] = &NotCapturedError{Resource: r.Name, Namespace: ns}
+		default:
 			out[r.Name] = &NotCapturedError{Resource: r.Name}
 		}
 	}

@@ -30,12 +30,13 @@ type fileState struct {
 	skipped        map[string]int
 	older          *olderObjects // shared by every file of a load
 	cov            *coverage     // shared by every file of a load
+	claims         *claims       // what the file says it holds
 	open           *section      // of a capture, being read
 	logger         *slog.Logger
 }
 
-func newFileState(name string, older *olderObjects, cov *coverage, logger *slog.Logger) *fileState {
-	return &fileState{name: name, skipped: map[string]int{}, older: older, cov: cov, logger: logger}
+func newFileState(name string, older *olderObjects, cov *coverage, cl *claims, logger *slog.Logger) *fileState {
+	return &fileState{name: name, skipped: map[string]int{}, older: older, cov: cov, claims: cl, logger: logger}
 }
 
 func (st *fileState) merge(o *fileState) {
@@ -58,7 +59,7 @@ func (st *fileState) documents(r io.Reader) func() ([]runtime.Object, error) {
 			if err := dec.Decode(&raw); err != nil {
 				return nil, notValid(err)
 			}
-			return st.convert(raw)
+			return st.convert(raw, false)
 		}
 	}
 	yr := utilyaml.NewYAMLReader(bufio.NewReader(stream))
@@ -83,7 +84,7 @@ func notValid(err error) error {
 // not stand alone (anchors), whole.
 func (st *fileState) convertYAML(doc []byte) ([]runtime.Object, error) {
 	if head, items, ok := splitYAMLList(doc); ok {
-		part := newFileState(st.name, st.older, st.cov, st.logger)
+		part := newFileState(st.name, st.older, st.cov, st.claims, st.logger)
 		if objs, err := part.convertItems(head, items); err == nil {
 			st.merge(part)
 			return objs, nil
@@ -93,7 +94,7 @@ func (st *fileState) convertYAML(doc []byte) ([]runtime.Object, error) {
 	if err != nil {
 		return nil, notValid(err)
 	}
-	return st.convert(raw)
+	return st.convert(raw, false)
 }
 
 func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object, error) {
@@ -103,7 +104,10 @@ func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object
 	}
 	var tm typeMeta
 	if json.Unmarshal(raw, &tm) == nil {
-		st.cov.list(tm)
+		if skip := st.unreadList(tm); skip {
+			return nil, nil
+		}
+		st.claims.list(tm)
 	}
 	return st.convertEach(len(items), func(i int) ([]byte, error) {
 		item := items[i]
@@ -120,7 +124,7 @@ func (st *fileState) convertEach(n int, item func(i int) ([]byte, error)) ([]run
 		raw, err := item(i)
 		if err == nil {
 			var objs []runtime.Object
-			objs, err = st.convert(raw)
+			objs, err = st.convert(raw, true)
 			out = append(out, objs...)
 		}
 		if err != nil {
@@ -145,22 +149,40 @@ type typeMeta struct {
 	APIVersion string          `json:"apiVersion"`
 	Kind       string          `json:"kind"`
 	Items      json.RawMessage `json:"items"`
+	Metadata   json.RawMessage `json:"metadata"`
 }
 
-func (st *fileState) convert(raw json.RawMessage) ([]runtime.Object, error) {
+// errNotAnObject is a file's first document that is no Kubernetes object
+// at all (a list, a scalar, a map without apiVersion, kind or metadata): a
+// must-gather's Prometheus answers, etcd member lists, discovery
+// documents. The file is skipped, where an object document that is
+// malformed is an error.
+var errNotAnObject = errors.New("not a Kubernetes object")
+
+// convert reads one document, or one item of a List.
+func (st *fileState) convert(raw json.RawMessage, item bool) ([]runtime.Object, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" || string(raw) == "{}" {
 		return nil, nil // an empty document, e.g. a trailing ---
 	}
 	if raw[0] != '{' {
+		if !item {
+			return nil, fmt.Errorf("a %s: %w", jsonType(raw), errNotAnObject)
+		}
 		return nil, fmt.Errorf("a %s, not a Kubernetes object", jsonType(raw))
 	}
 	var tm typeMeta
 	if err := json.Unmarshal(raw, &tm); err != nil {
 		return nil, fmt.Errorf("reading apiVersion and kind: %w", err)
 	}
+	if !item && tm.APIVersion == "" && tm.Kind == "" && tm.Metadata == nil {
+		return nil, fmt.Errorf("no apiVersion and no kind: %w", errNotAnObject)
+	}
 	if tm.Items != nil {
-		st.cov.list(tm)
+		if st.unreadList(tm) {
+			return nil, nil
+		}
+		st.claims.list(tm)
 		return st.convertList(tm)
 	}
 	if gv, err := schema.ParseGroupVersion(tm.APIVersion); err == nil && gv.Group == CaptureRecordGroup && tm.Kind == CaptureRecordKind {
@@ -176,7 +198,11 @@ func (st *fileState) convert(raw json.RawMessage) ([]runtime.Object, error) {
 		st.skipped[gvk.String()]++
 		return nil, nil
 	}
-	st.cov.kinds[gvk.GroupKind()] = true
+	return st.convertObject(raw, gvk, k)
+}
+
+// convertObject decodes raw, an object of a kind the exporter reads.
+func (st *fileState) convertObject(raw json.RawMessage, gvk schema.GroupVersionKind, k kind) ([]runtime.Object, error) {
 	u := &unstructured.Unstructured{}
 	if err := utiljson.Unmarshal(raw, &u.Object); err != nil {
 		return nil, fmt.Errorf("%s: %w", gvk.Kind, err)
@@ -209,6 +235,7 @@ func (st *fileState) convert(raw json.RawMessage) ([]runtime.Object, error) {
 		st.strayNamespace = append(st.strayNamespace, gvk.Kind+" "+u.GetName())
 		unstructured.RemoveNestedField(u.Object, "metadata", "namespace")
 	}
+	st.claims.object(gvk.GroupKind(), u.GetNamespace())
 	var obj runtime.Object
 	if k.new == nil {
 		meta := &metav1.PartialObjectMetadata{}
@@ -226,6 +253,20 @@ func (st *fileState) convert(raw json.RawMessage) ([]runtime.Object, error) {
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return []runtime.Object{obj}, nil
+}
+
+// unreadList: a typed List of a kind the exporter does not read (an
+// APIGroupDiscoveryList, whose items carry no apiVersion or kind; a
+// PodMetricsList) is skipped whole, its items unread.
+func (st *fileState) unreadList(tm typeMeta) bool {
+	if tm.Kind == "List" || tm.Kind == "" {
+		return false
+	}
+	if _, known := listOf(tm); known {
+		return false
+	}
+	st.skipped[tm.APIVersion+", Kind="+tm.Kind]++
+	return true
 }
 
 // convertList reads the items of a List one at a time, each as raw bytes

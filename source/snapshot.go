@@ -42,23 +42,39 @@ var kinds = func() map[schema.GroupKind]kind {
 	return m
 }()
 
-// OpenSnapshot loads a snapshot file or directory tree into memory.
+// OpenSnapshot loads a snapshot file, directory tree or must-gather (a
+// directory or a .tar, .tar.gz archive of one) into memory, for the MCO
+// in its default namespace.
 func OpenSnapshot(p string, logger *slog.Logger) (*Memory, error) {
+	return OpenSnapshotIn(p, DefaultNamespace, logger)
+}
+
+// OpenSnapshotIn is OpenSnapshot for the MCO in namespace: what a
+// must-gather holds of other namespaces is not read, and a namespaced
+// resource is captured only when the snapshot holds it for namespace.
+func OpenSnapshotIn(p, namespace string, logger *slog.Logger) (*Memory, error) {
 	info, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("reading snapshot: %w", err)
 	}
-	// regularfile.DirFS: a file swapped for a FIFO after the walk saw
-	// it fails to open instead of blocking the load.
-	var fsys fs.FS = regularfile.DirFS(p)
-	root := "."
-	if !info.IsDir() && !info.Mode().IsRegular() {
+	l := loader{maxBytes: MaxFileBytes, namespace: namespace, logger: logger}
+	var t *tree
+	switch {
+	case !info.IsDir() && !info.Mode().IsRegular():
 		return nil, fmt.Errorf("snapshot %s is a %s, not a file or a directory", p, regularfile.Type(info.Mode()))
+	case isArchive(p):
+		t, err = l.archive(p)
+	case info.IsDir():
+		// regularfile.DirFS: a file swapped for a FIFO after the walk saw
+		// it fails to open instead of blocking the load.
+		t, err = l.walk(regularfile.DirFS(p), ".")
+	default:
+		t, err = l.walk(regularfile.DirFS(filepath.Dir(p)), filepath.Base(p))
 	}
-	if !info.IsDir() {
-		fsys, root = regularfile.DirFS(filepath.Dir(p)), filepath.Base(p)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", p, err)
 	}
-	objs, cov, err := loader{maxBytes: MaxFileBytes, logger: logger}.load(fsys, root)
+	objs, cov, err := l.loadTree(t)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", p, err)
 	}
@@ -66,7 +82,7 @@ func OpenSnapshot(p string, logger *slog.Logger) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.notCaptured, m.capturedAt = cov.notCaptured(), cov.at
+	m.notCaptured, m.capturedAt = cov.notCaptured(namespace), cov.at
 	return m, nil
 }
 
@@ -81,38 +97,79 @@ const MaxFileBytes = 256 << 20
 // document it cannot read is an error naming the file and the document;
 // kinds the exporter does not use are skipped, and so are paths that are
 // not regular files (FIFOs, devices, sockets, links to them), with a
-// warning naming them. Secrets, ConfigMaps, Nodes and MachineConfigs are
-// kept as metadata only, data never leaves this function. When the same
-// object appears twice, the last one read wins.
+// warning naming them, and files that hold no Kubernetes object at all.
+// Secrets, ConfigMaps, Nodes and MachineConfigs are kept as metadata
+// only, data never leaves this function. When the same object appears
+// twice, the last one read wins.
 func Load(fsys fs.FS, root string, logger *slog.Logger) ([]runtime.Object, error) {
-	objs, _, err := loader{maxBytes: MaxFileBytes, logger: logger}.load(fsys, root)
+	objs, _, err := loader{maxBytes: MaxFileBytes, namespace: DefaultNamespace, logger: logger}.load(fsys, root)
 	return objs, err
 }
 
 type loader struct {
-	maxBytes int64
-	logger   *slog.Logger
+	maxBytes  int64
+	namespace string // the MCO's
+	logger    *slog.Logger
+}
+
+// tree is a snapshot's files to read, in lexical order, each with its
+// role: a directory's, walked, or an archive's, read.
+type tree struct {
+	files []treeFile
+	open  func(name string) (io.ReadCloser, error)
+	// skipped counts the must-gather files left unread by their path.
+	skipped    int
+	mustGather bool
+}
+
+type treeFile struct {
+	name string
+	mustGatherPath
+	inLayout bool
+	size     int64
 }
 
 func (l loader) load(fsys fs.FS, root string) ([]runtime.Object, *coverage, error) {
-	files, err := l.files(fsys, root)
+	t, err := l.walk(fsys, root)
 	if err != nil {
 		return nil, nil, err
+	}
+	return l.loadTree(t)
+}
+
+func (l loader) loadTree(t *tree) ([]runtime.Object, *coverage, error) {
+	if l.namespace == "" {
+		l.namespace = DefaultNamespace
 	}
 	byKey := map[string]runtime.Object{}
 	var order []string
 	var older olderObjects
+	var notObjects []string
+	var logs []treeFile
 	cov := newCoverage()
-	for _, f := range files {
-		cov.file(f)
-		objs, err := l.loadFile(fsys, f, &older, cov)
+	for _, f := range t.files {
+		switch f.role {
+		case roleTimestamp, roleVersion:
+			if err := l.readMeta(t, f, cov); err != nil {
+				return nil, nil, err
+			}
+			continue
+		case roleLog:
+			logs = append(logs, f)
+			continue
+		}
+		objs, notObject, err := l.loadFile(t, f, &older, cov)
 		if err != nil {
 			return nil, nil, err
+		}
+		if notObject {
+			notObjects = append(notObjects, f.name)
+			continue
 		}
 		for _, o := range objs {
 			k := key(o)
 			if _, dup := byKey[k]; dup {
-				l.logger.Debug("snapshot object appears more than once; keeping the last", "object", k, "file", f)
+				l.logger.Debug("snapshot object appears more than once; keeping the last", "object", k, "file", f.name)
 			} else {
 				order = append(order, k)
 			}
@@ -120,54 +177,129 @@ func (l loader) load(fsys fs.FS, root string) ([]runtime.Object, *coverage, erro
 		}
 	}
 	older.report(l.logger)
+	if n := len(notObjects); n > 0 {
+		l.logger.Warn("skipped snapshot files that hold no Kubernetes object", "files", n, "first", notObjects[:min(n, 3)])
+	}
+	if t.mustGather {
+		l.logger.Info("read a must-gather: files of what the exporter does not read were skipped unread", "skipped", t.skipped)
+	}
 	out := make([]runtime.Object, 0, len(order))
 	for _, k := range order {
 		out = append(out, byKey[k])
 	}
+	if err := l.attachLogs(t, logs, out); err != nil {
+		return nil, nil, err
+	}
 	return out, cov, nil
 }
 
-// files lists the regular files to read, in lexical order. It follows
+// readMeta reads a must-gather's timestamp or version file.
+func (l loader) readMeta(t *tree, f treeFile, cov *coverage) error {
+	r, err := t.open(f.name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if f.role == roleTimestamp {
+		if at := readTimestamp(r); !at.IsZero() && at.After(cov.at) {
+			cov.at = at
+		}
+		return nil
+	}
+	if rel, ok := readRelease(r); ok {
+		l.logger.Info("the must-gather image names its release", "file", f.name, "release", rel.String())
+		cov.gatheredBy(rel)
+	}
+	return nil
+}
+
+// walk lists the files under root to read, in lexical order. It follows
 // links to learn what a path is, but never opens anything but a regular
-// file: opening a FIFO blocks for ever, and /dev/zero never ends.
-func (l loader) files(fsys fs.FS, root string) ([]string, error) {
-	var files []string
+// file: opening a FIFO blocks for ever, and /dev/zero never ends. In a
+// must-gather, paths decide: only the resources the exporter reads, in
+// the namespaces it reads them in, are listed.
+func (l loader) walk(fsys fs.FS, root string) (*tree, error) {
+	var candidates []treeFile
 	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		switch strings.ToLower(path.Ext(p)) {
-		case ".yaml", ".yml", ".json":
-		default:
-			return nil
-		}
 		if d.IsDir() {
 			return nil
 		}
-		info, err := fs.Stat(fsys, p) // follows links
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		switch {
-		case info.IsDir():
-			return nil
-		case !info.Mode().IsRegular():
-			l.logger.Warn("skipping a snapshot path that is not a regular file", "file", p, "type", regularfile.Type(info.Mode()))
-		case info.Size() > l.maxBytes:
-			return fmt.Errorf("%s: %d bytes, more than the %d a snapshot file may hold: split it, or leave out the kinds the exporter does not read", p, info.Size(), l.maxBytes)
-		default:
-			files = append(files, p)
-		}
+		candidates = append(candidates, l.role(p))
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(files)
-	if len(files) == 0 {
+	t := l.choose(candidates)
+	keep := t.files[:0]
+	for _, f := range t.files {
+		info, err := fs.Stat(fsys, f.name) // follows links
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+		switch {
+		case info.IsDir():
+		case !info.Mode().IsRegular():
+			l.logger.Warn("skipping a snapshot path that is not a regular file", "file", f.name, "type", regularfile.Type(info.Mode()))
+		case info.Size() > l.maxBytes && f.role != roleLog:
+			return nil, fmt.Errorf("%s: %d bytes, more than the %d a snapshot file may hold: split it, or leave out the kinds the exporter does not read", f.name, info.Size(), l.maxBytes)
+		default:
+			f.size = info.Size()
+			keep = append(keep, f)
+		}
+	}
+	t.files = keep
+	if len(t.files) == 0 && !t.mustGather {
 		return nil, fmt.Errorf("no .yaml, .yml or .json files under %q", root)
 	}
-	return files, nil
+	t.open = func(name string) (io.ReadCloser, error) { return fsys.Open(name) }
+	return t, nil
+}
+
+// role is what path p holds, by its name alone.
+func (l loader) role(p string) treeFile {
+	segs := strings.Split(p, "/")
+	if i := layoutIndex(segs); i >= 0 {
+		return treeFile{name: p, mustGatherPath: classifyMustGather(segs[i:], l.namespace), inLayout: true}
+	}
+	switch path.Base(p) {
+	case timestampFile:
+		return treeFile{name: p, mustGatherPath: mustGatherPath{role: roleTimestamp}}
+	case versionFile:
+		return treeFile{name: p, mustGatherPath: mustGatherPath{role: roleVersion}}
+	}
+	switch strings.ToLower(path.Ext(p)) {
+	case ".yaml", ".yml", ".json":
+		return treeFile{name: p}
+	}
+	return treeFile{name: p, mustGatherPath: mustGatherPath{role: roleSkip}}
+}
+
+// choose keeps, of the candidates, the files to read: in a must-gather
+// (a path in its layout) the layout's objects and logs, its timestamp
+// and version files, and none of the rest (discovery documents, etcd and
+// Prometheus answers); elsewhere every YAML and JSON file.
+func (l loader) choose(candidates []treeFile) *tree {
+	t := &tree{}
+	for _, f := range candidates {
+		t.mustGather = t.mustGather || f.inLayout
+	}
+	for _, f := range candidates {
+		switch {
+		case f.role == roleSkip:
+			t.skipped++
+		case !t.mustGather && (f.role == roleTimestamp || f.role == roleVersion):
+		case t.mustGather && f.role == roleObjects && !f.inLayout:
+			t.skipped++
+		default:
+			t.files = append(t.files, f)
+		}
+	}
+	sort.Slice(t.files, func(i, j int) bool { return t.files[i].name < t.files[j].name })
+	return t
 }
 
 func key(o runtime.Object) string {
@@ -175,32 +307,48 @@ func key(o runtime.Object) string {
 	return o.GetObjectKind().GroupVersionKind().GroupKind().String() + "/" + m.GetNamespace() + "/" + m.GetName()
 }
 
-func (l loader) loadFile(fsys fs.FS, name string, older *olderObjects, cov *coverage) ([]runtime.Object, error) {
-	f, err := fsys.Open(name)
+// loadFile decodes the objects of f; notObject when its first document
+// is no Kubernetes object, and the file is skipped.
+func (l loader) loadFile(t *tree, f treeFile, older *olderObjects, cov *coverage) (_ []runtime.Object, notObject bool, _ error) {
+	r, err := t.open(f.name)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	defer f.Close()
-	limited := &io.LimitedReader{R: f, N: l.maxBytes + 1}
+	defer r.Close()
+	name := f.name
+	limited := &io.LimitedReader{R: r, N: l.maxBytes + 1}
 	tooLarge := func() error {
 		return fmt.Errorf("%s: more than the %d bytes a snapshot file may hold: split it, or leave out the kinds the exporter does not read", name, l.maxBytes)
 	}
-	st := newFileState(name, older, cov, l.logger)
+	cl := newClaims()
+	if f.inLayout {
+		cl.pathNamespace = &f.namespace
+		cl.kinds[f.gk] = true
+	} else {
+		cl.name(name)
+	}
+	st := newFileState(name, older, cov, cl, l.logger)
 	next := st.documents(limited)
 	var out []runtime.Object
+	started := false
 	for doc := 1; ; doc++ {
 		objs, err := next()
 		if limited.N <= 0 {
-			return nil, tooLarge()
+			return nil, false, tooLarge()
 		}
 		if errors.Is(err, io.EOF) {
 			st.closeCut()
 			st.log(l.logger)
-			return out, nil
+			cov.commit(cl)
+			return out, false, nil
+		}
+		if errors.Is(err, errNotAnObject) && !started {
+			return nil, true, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", name, doc, err)
+			return nil, false, fmt.Errorf("%s: document %d: %w", name, doc, err)
 		}
+		started = started || len(objs) > 0 || cl.records || len(st.skipped) > 0
 		st.counted(len(objs))
 		out = append(out, objs...)
 	}

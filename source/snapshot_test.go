@@ -109,7 +109,8 @@ func TestLoadErrors(t *testing.T) {
 		{"items a map", "l.json", `{"apiVersion":"v1","kind":"NodeList","items":{"a":1}}`, "l.json: document 1: NodeList: items is a map, not a list of objects"},
 		{"numeric name", "x.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: 12345}\n", "x.yaml: document 1: Node metadata.name is 12345 (a int64), not a string: quote it"},
 		{"numeric namespace", "x.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: 7}\n", "metadata.namespace is 7 (a int64), not a string"},
-		{"a scalar", "x.yaml", "just text\n", "x.yaml: document 1: a string, not a Kubernetes object"},
+		{"a scalar after an object", "x.yaml", mosc + "---\njust text\n", "x.yaml: document 2: a string: not a Kubernetes object"},
+		{"no apiVersion or kind after an object", "x.yaml", mosc + "---\n{a: 1}\n", "x.yaml: document 2: no apiVersion and no kind"},
 		{"nothing to read", "notes.txt", "hello", `no .yaml, .yml or .json files`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

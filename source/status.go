@@ -31,6 +31,8 @@ const (
 // snapshot does not hold.
 type NotCapturedError struct {
 	Resource string
+	// Namespace is where a namespaced resource was looked for.
+	Namespace string
 	// Why is the capture's own record of why the resource could not be
 	// read, or empty when the snapshot simply holds none of its kind.
 	Why string
@@ -39,6 +41,9 @@ type NotCapturedError struct {
 func (e *NotCapturedError) Error() string {
 	if e.Why != "" {
 		return fmt.Sprintf("the snapshot did not capture %s: %s", e.Resource, e.Why)
+	}
+	if e.Namespace != "" {
+		return fmt.Sprintf("the snapshot holds no %s of namespace %s, not even an empty list: not captured, unknown rather than none", e.Resource, e.Namespace)
 	}
 	return fmt.Sprintf("the snapshot holds no %s, not even an empty list: not captured, unknown rather than none", e.Resource)
 }

@@ -143,14 +143,20 @@ func tailBytes(s string, n int) string { return strings.ToValidUTF8(s[max(0, len
 
 // trimPod keeps the status (where the cause of a failed build lives, image
 // names included), the labels that tie the pod to its Job, the annotation
-// that ties a 4.17 bare build pod to its MachineOSBuild, its node, and its
+// that ties a 4.17 bare build pod to its MachineOSBuild and the log file
+// a snapshot read its termination message from, its node, and its
 // restart policy (a bare pod that is never restarted failed once a
 // container exited non-zero, while it still shows Running).
 func trimPod(p *corev1.Pod) {
-	mosb, ok := p.Annotations[analysis.LabelMachineOSBuild]
-	p.Annotations = nil
-	if ok {
-		p.Annotations = map[string]string{analysis.LabelMachineOSBuild: mosb}
+	var kept map[string]string
+	for _, k := range []string{analysis.LabelMachineOSBuild, AnnotationLogFile, AnnotationBuilderErrors} {
+		if v, ok := p.Annotations[k]; ok {
+			if kept == nil {
+				kept = map[string]string{}
+			}
+			kept[k] = v
+		}
 	}
+	p.Annotations = kept
 	p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, RestartPolicy: p.Spec.RestartPolicy}
 }

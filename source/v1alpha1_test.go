@@ -18,7 +18,7 @@ import (
 // into v1 objects, and says so once.
 func TestLoadV1alpha1MustGather(t *testing.T) {
 	var logs bytes.Buffer
-	objs, err := Load(os.DirFS("testdata/must-gather-4.17"), ".", slog.New(slog.NewTextHandler(&logs, nil)))
+	objs, err := Load(os.DirFS("testdata/v1alpha1-4.17"), ".", slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

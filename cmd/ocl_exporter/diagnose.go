@@ -148,6 +148,7 @@ func runDiagnose(ctx context.Context, o *options, logger *slog.Logger) error {
 	}
 	if at.IsZero() {
 		at = evaluationClock(o, src)()
+		noteEvaluatedNow(o, src, logger)
 	}
 	r := diagnose.New(src.Cluster(at), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase, Pool: o.tool.pool, Identity: who})
 	color := diagnose.UseColor(isTerminal(stdout), os.Getenv)

@@ -113,7 +113,7 @@ func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 	app.HelpFlag.Short('h')
 	o := &options{log: &promslog.Config{}}
 	app.Flag("kubeconfig", "Path to a kubeconfig file. Default: the in-cluster service account, else $KUBECONFIG or ~/.kube/config.").StringVar(&o.kubeconfig)
-	app.Flag("snapshot", "Read OCL objects offline from this YAML/JSON file or directory tree (oc get -o yaml output, a must-gather) instead of a cluster.").StringVar(&o.snapshot)
+	app.Flag("snapshot", "Read OCL objects offline from this YAML/JSON file or directory tree (a capture, oc get -o yaml output, a must-gather) or a must-gather archive (.tar, .tar.gz) instead of a cluster.").StringVar(&o.snapshot)
 	app.Flag("example", "Use the examples built into the binary, no cluster needed: the exporter, diagnose and capture read a small cluster snapshot showing every OCL stage failing at 13:00; review reads another recording, the history of one incident (pool layered's failing Containerfile, fixed at 13:22, lifecycle seed004-containerfile-failure).").BoolVar(&o.example)
 	app.Flag("now", "Evaluate a snapshot (--snapshot, --example) at the current time instead of the time it was captured (its capture records' time; the example's is 2025-10-17T13:00:00Z), which ages, \"since\" durations and time limits are otherwise relative to.").BoolVar(&o.now)
 	app.Flag("mco.namespace", "Namespace of the Machine Config Operator (secrets, build Jobs and pods).").Default(source.DefaultNamespace).StringVar(&o.namespace)
@@ -183,6 +183,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	)
 	src := source.New(backend, o.namespace, logger, reg)
 	o.collector.Now = evaluationClock(o, src)
+	noteEvaluatedNow(o, src, logger)
 	renderer, err := collector.NewRenderer(collector.New(src, o.collector), src, logger)
 	if err != nil {
 		return err
@@ -306,6 +307,16 @@ func evaluationClock(o *options, src *source.Source) func() time.Time {
 	return func() time.Time { return at }
 }
 
+// noteEvaluatedNow says, once, that a snapshot recording no capture time
+// (no capture record's time, no must-gather timestamp file) is evaluated
+// at the current time: its builds' and rollouts' ages are then ages now.
+func noteEvaluatedNow(o *options, src *source.Source, logger *slog.Logger) {
+	if o.snapshot != "" && !o.now && src.CapturedAt().IsZero() {
+		logger.Warn("the snapshot records no capture time: evaluated at the current time; --time=<RFC 3339> evaluates it when it was taken",
+			"snapshot", o.snapshot)
+	}
+}
+
 // releaseStartupMemory hands the pages of the initial lists back to the OS
 // once the first complete render is out. Those lists are the exporter's
 // largest allocation: every object as the API server sends it, before the
@@ -361,7 +372,7 @@ func openClients(o *options, logger *slog.Logger) (source.Backend, *rest.Config,
 		return mem, nil, err
 	case o.snapshot != "":
 		logger.Info("reading a snapshot offline", "snapshot", o.snapshot)
-		mem, err := source.OpenSnapshot(o.snapshot, logger)
+		mem, err := source.OpenSnapshotIn(o.snapshot, o.namespace, logger)
 		return mem, nil, err
 	}
 	cfg, err := source.RESTConfig(o.kubeconfig)

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +96,24 @@ func TestSnapshotEvaluatedAtItsCaptureTime(t *testing.T) {
 	out, _ = diagnoseRun(t, "--snapshot="+dir, "-o", "json")
 	if got := reportTime(t, out); !got.Equal(at) {
 		t.Errorf("diagnose of a capture evaluated at %s, want its capture time %s", got, at)
+	}
+}
+
+// TestMustGatherEvaluatedAtItsTimestamp: a must-gather is evaluated when
+// its timestamp file says it was taken; a snapshot that records no time
+// says once that it is evaluated now.
+func TestMustGatherEvaluatedAtItsTimestamp(t *testing.T) {
+	out, _ := diagnoseRun(t, "--snapshot=../../testdata/must-gathers/4.19-seed004-build-failed", "-o", "json")
+	if got, want := reportTime(t, out), time.Date(2025, 10, 17, 13, 0, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("evaluated at %s, want the timestamp file's newest line, %s", got, want)
+	}
+
+	var logs bytes.Buffer
+	old := stdout
+	stdout = io.Discard
+	t.Cleanup(func() { stdout = old })
+	_ = run(context.Background(), []string{"diagnose", "--snapshot=../../testdata/scenarios/healthy-rollout-done", "-o", "json"}, &logs)
+	if n := strings.Count(logs.String(), "the snapshot records no capture time: evaluated at the current time"); n != 1 {
+		t.Errorf("said %d times that the snapshot is evaluated now, want once:\n%s", n, logs.String())
 	}
 }

@@ -7,11 +7,12 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
-// TestOfflineV1alpha1MustGather runs a 4.17 must-gather through the whole
+// TestOfflineV1alpha1Snapshot runs a 4.17 snapshot (oc get -o yaml of
+// the v1alpha1 kinds, which no 4.17 must-gather gathers) through the whole
 // offline source: its v1alpha1 build reaches the analysis beside its v1
 // pool and node.
-func TestOfflineV1alpha1MustGather(t *testing.T) {
-	c := sourcetest.Cluster(t, "testdata/must-gather-4.17")
+func TestOfflineV1alpha1Snapshot(t *testing.T) {
+	c := sourcetest.Cluster(t, "testdata/v1alpha1-4.17")
 	if len(c.MachineConfigPools) != 1 || len(c.Nodes) != 1 || len(c.MachineOSConfigs) != 1 {
 		t.Fatalf("pools %d, nodes %d, MachineOSConfigs %d; want one each", len(c.MachineConfigPools), len(c.Nodes), len(c.MachineOSConfigs))
 	}
