@@ -18,14 +18,20 @@ type Findings struct {
 	Orphaned   []Orphan
 	// Stage 3: the pools and their nodes.
 	Rollout Rollout
+	// Unseen are the pools with signs of image mode in a view that holds
+	// no MachineOSConfig at all (UnseenLayeredPools).
+	Unseen []UnseenLayering
 }
 
 // Analyze reads c into its findings. history is how many builds of each
 // MachineOSConfig are kept besides the current one (Cluster.Builds).
 func Analyze(c *Cluster, history int) *Findings {
+	unseen := UnseenLayeredPools(c)
+	builder := Builder(c)
+	builder.UnseenLayered = len(unseen)
 	return &Findings{
 		Configs:        MachineOSConfigFindings(c),
-		Builder:        Builder(c),
+		Builder:        builder,
 		Operator:       Operator(c),
 		UpgradeBlocked: UpgradeBlocked(c),
 		DegradedEvents: DegradedEvents(c),
@@ -34,5 +40,6 @@ func Analyze(c *Cluster, history int) *Findings {
 		Ephemeral:      c.EphemeralObjects(),
 		Orphaned:       c.OrphanedObjects(),
 		Rollout:        AnalyzeRollout(c),
+		Unseen:         unseen,
 	}
 }

@@ -54,9 +54,9 @@ type Cluster struct {
 	ObjectEvents []*corev1.Event
 
 	// NotCaptured holds the kinds ("Secret", "Deployment") an offline
-	// snapshot does not hold at all: their objects are unknown, not
-	// absent, and no finding may conclude from their absence. Live, and
-	// for a kind captured empty, it is unset.
+	// snapshot does not hold at all, or, live, that the view may not
+	// list: their objects are unknown, not absent, and no finding may
+	// conclude from their absence. For a kind captured empty it is unset.
 	NotCaptured map[string]bool
 }
 

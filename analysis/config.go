@@ -38,7 +38,6 @@ const (
 	// operatorDegradedEventPrefix starts the reason of the Warning events
 	// the operator emits while Degraded: "OperatorDegraded: <Task>Failed".
 	operatorDegradedEventPrefix = "OperatorDegraded"
-	machineOSConfigKind         = "MachineOSConfig"
 	kindMachineOSBuild          = "MachineOSBuild"
 )
 
@@ -218,6 +217,11 @@ type BuilderFinding struct {
 	// MachineOSConfigs is how many exist: with at least one, the operator
 	// should be running the builder.
 	MachineOSConfigs int
+	// ConfigsUnknown: the view holds no MachineOSConfig at all (not
+	// captured), so MachineOSConfigs says nothing; UnseenLayered then
+	// counts the pools that show signs of image mode (set by Analyze).
+	ConfigsUnknown bool
+	UnseenLayered  int
 	// Ready is true when the machine-os-builder Deployment in the MCO
 	// namespace has a ready pod; false when it is absent.
 	Ready bool
@@ -237,7 +241,7 @@ type BuilderFinding struct {
 
 // Builder reports the machine-os-builder Deployment and its pods.
 func Builder(c *Cluster) BuilderFinding {
-	f := BuilderFinding{MachineOSConfigs: len(c.MachineOSConfigs), Unknown: !c.Captured(KindDeployment)}
+	f := BuilderFinding{MachineOSConfigs: len(c.MachineOSConfigs), Unknown: !c.Captured(KindDeployment), ConfigsUnknown: !c.Captured(KindMachineOSConfig)}
 	for _, d := range c.Deployments {
 		if d.Namespace == c.Namespace && d.Name == machineOSBuilderName && d.Status.ReadyReplicas > 0 {
 			f.Ready = true
@@ -438,7 +442,7 @@ func degradedEventReason(c *Cluster, e *corev1.Event) (string, bool) {
 		return "", false
 	}
 	reason := e.Reason
-	if e.InvolvedObject.Kind != machineOSConfigKind {
+	if e.InvolvedObject.Kind != KindMachineOSConfig {
 		rest, ok := strings.CutPrefix(e.Reason, operatorDegradedEventPrefix)
 		if !ok || e.Namespace != c.Namespace {
 			return "", false

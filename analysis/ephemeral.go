@@ -19,6 +19,8 @@ const (
 	KindMachineConfigPool = "MachineConfigPool"
 	KindMachineConfig     = "MachineConfig"
 	KindPod               = "Pod"
+	KindMachineOSConfig   = "MachineOSConfig"
+	KindMachineConfigNode = "MachineConfigNode"
 )
 
 // EphemeralKinds lists the kinds counted, in a stable order.

@@ -22,7 +22,9 @@ type Rollout struct {
 type PoolRollout struct {
 	Name string
 	// Layered is true when a MachineOSConfig targets the pool.
-	Layered bool
+	// LayeredUnknown: the view holds no MachineOSConfig at all, so
+	// Layered says nothing, and neither does an image a node runs.
+	Layered, LayeredUnknown bool
 	// HasImage is true when the pool's MachineOSConfig names a current
 	// image (status.currentImagePullSpec): before its first build there is
 	// none, and no node can be on it.
@@ -257,7 +259,7 @@ func AnalyzeRollout(c *Cluster) Rollout {
 
 	out.Pools = make([]PoolRollout, 0, len(c.MachineConfigPools))
 	for _, p := range c.MachineConfigPools {
-		r := pools[p.Name].rollout()
+		r := pools[p.Name].rollout(!c.Captured(KindMachineOSConfig))
 		r.Stopped = c.updateStopped(p)
 		out.Pools = append(out.Pools, r)
 	}
@@ -310,14 +312,15 @@ func (ps *poolState) count(annotations map[string]string, nr *NodeRollout) {
 	}
 }
 
-func (ps *poolState) rollout() PoolRollout {
+func (ps *poolState) rollout(layeredUnknown bool) PoolRollout {
 	st := ps.pool.Status
 	r := PoolRollout{
-		Name:       ps.pool.Name,
-		Layered:    ps.mosc != nil,
-		HasImage:   ps.mosc != nil && ps.mosc.Status.CurrentImagePullSpec != "",
-		Paused:     ps.pool.Spec.Paused,
-		Conditions: make([]string, len(PoolConditionTypes)),
+		Name:           ps.pool.Name,
+		Layered:        ps.mosc != nil,
+		LayeredUnknown: layeredUnknown,
+		HasImage:       ps.mosc != nil && ps.mosc.Status.CurrentImagePullSpec != "",
+		Paused:         ps.pool.Spec.Paused,
+		Conditions:     make([]string, len(PoolConditionTypes)),
 		Machines: MachineCounts{
 			Total:          st.MachineCount,
 			Ready:          st.ReadyMachineCount,
@@ -336,8 +339,9 @@ func (ps *poolState) rollout() PoolRollout {
 		MaxUnavailable: maxUnavailable(ps.pool, ps.nodes),
 	}
 	// The target matters where image mode does: a layered pool once it
-	// has an image, or a pool with nodes still booted into one.
-	r.TargetKnown = ps.pool.Spec.Configuration.Name != "" && (r.Layered && r.HasImage || !r.Layered && ps.imageTracked)
+	// has an image, or a pool with nodes still booted into one, unless
+	// its MachineOSConfig may be there uncaptured, with an image of its own.
+	r.TargetKnown = ps.pool.Spec.Configuration.Name != "" && (r.Layered && r.HasImage || !r.Layered && !layeredUnknown && ps.imageTracked)
 	for i, t := range PoolConditionTypes {
 		if cond := FindPoolCondition(ps.pool, t); cond != nil {
 			r.Conditions[i] = conditionStatus(string(cond.Status))

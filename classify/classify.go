@@ -319,12 +319,7 @@ func clip(line string, lo int) string {
 	start := max(0, lo-budget/5)
 	end := min(len(line), start+budget)
 	start = max(0, end-budget)
-	for start < end && !utf8.RuneStart(line[start]) {
-		start++
-	}
-	for end > start && end < len(line) && !utf8.RuneStart(line[end]) {
-		end--
-	}
+	start, end = wordBounds(line, start, end)
 	out := strings.TrimSpace(line[start:end])
 	if start > 0 {
 		out = ellipsis + out
@@ -333,4 +328,31 @@ func clip(line string, lo int) string {
 		out += ellipsis
 	}
 	return out
+}
+
+// maxWordCut is how far wordBounds moves a cut to reach a space: a
+// longer "word" (a digest, a URL) is cut inside, on a rune boundary.
+const maxWordCut = 24
+
+// wordBounds moves a window's cuts inward to the nearest space, so an
+// excerpt starts and ends on whole words ("…Machine OS Builder", not
+// "…hine OS Builder"), or, without a space near, to a rune boundary.
+func wordBounds(line string, start, end int) (int, int) {
+	if start > 0 && !isSpace(line[start-1]) {
+		if i := strings.IndexByte(line[start:min(end, start+maxWordCut)], ' '); i >= 0 {
+			start += i + 1
+		}
+	}
+	for start < end && !utf8.RuneStart(line[start]) {
+		start++
+	}
+	if end < len(line) && !isSpace(line[end]) {
+		if i := strings.LastIndexByte(line[max(start, end-maxWordCut):end], ' '); i >= 0 {
+			end = max(start, end-maxWordCut) + i
+		}
+	}
+	for end > start && end < len(line) && !utf8.RuneStart(line[end]) {
+		end--
+	}
+	return start, end
 }

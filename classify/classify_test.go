@@ -325,3 +325,26 @@ func BenchmarkClassify(b *testing.B) {
 		})
 	}
 }
+
+// TestExcerptCutsAtWords: an excerpt cut from a long line starts and
+// ends on whole words, marked with an ellipsis, as the operator's
+// Degraded message of the example shows.
+func TestExcerptCutsAtWords(t *testing.T) {
+	msg := "Failed to resync 4.20.0-0-2025-10-16-080835-test-ci-ln-bfn63jk-latest because: could not update Machine OS Builder deployment: " +
+		`could not validate renderedImagePushSecret "gpu-push-secret" for MachineOSConfig gpu: secret gpu-push-secret from gpu is not found. Did you use the right secret name?`
+	got := Classify(Message{Origin: OriginClusterOperator, Reason: "MachineOSBuilderFailed", Text: msg})
+	ex, ok := strings.CutPrefix(got.Excerpt, ellipsis)
+	if !ok {
+		t.Fatalf("excerpt %q is not cut at its start", got.Excerpt)
+	}
+	first := strings.Fields(ex)[0]
+	if !strings.Contains(msg, " "+first+" ") {
+		t.Errorf("excerpt %q starts inside a word (%q)", got.Excerpt, first)
+	}
+	long := strings.Repeat("word ", 30) + "manifest unknown " + strings.Repeat("trailing ", 40)
+	got = Classify(Message{Origin: OriginNodeReason, Text: long})
+	ex, ok = strings.CutSuffix(got.Excerpt, ellipsis)
+	if !ok || !strings.HasSuffix(ex, "trailing") {
+		t.Errorf("excerpt %q does not end on a whole word with an ellipsis", got.Excerpt)
+	}
+}

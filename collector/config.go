@@ -61,7 +61,7 @@ func newConfigStage() *configStage {
 			"1 if the component MachineConfig 10-prebuiltimage-osimageurl-<pool> of a MachineOSConfig using a pre-built image is absent (the MCO requires it once seeded), 0 if it exists; absent for MachineOSConfigs without a pre-built image.",
 			mosc...),
 		configs: newSpec("ocl_machineosconfigs",
-			"Number of MachineOSConfigs; with at least one, the operator should run the machine-os-builder."),
+			"Number of MachineOSConfigs; with at least one, the operator should run the machine-os-builder. Absent when a snapshot does not capture MachineOSConfigs."),
 		builderReady: newSpec("ocl_machine_os_builder_ready",
 			"1 if the machine-os-builder Deployment in the MCO namespace has a ready pod, 0 if it has none or does not exist."),
 		builderImageStale: newSpec("ocl_machine_os_builder_image_stale",
@@ -100,7 +100,9 @@ func (s *configStage) collect(all *analysis.Findings, ch chan<- prometheus.Metri
 	}
 
 	b := all.Builder
-	ch <- s.configs.gauge(float64(b.MachineOSConfigs))
+	if !b.ConfigsUnknown { // not captured: their number is unknown, not 0
+		ch <- s.configs.gauge(float64(b.MachineOSConfigs))
+	}
 	if !b.Unknown { // not captured: no Deployment to conclude from
 		ch <- s.builderReady.gauge(boolean(b.Ready))
 	}

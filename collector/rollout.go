@@ -46,7 +46,7 @@ func newRolloutStage() *rolloutStage {
 			"Machines of the MachineConfigPool by state: total, ready, updated, unavailable and degraded as the pool status counts them; for layered pools whose MachineOSConfig has an image, on_current_image: nodes whose currentImage annotation is the MachineOSConfig's status.currentImagePullSpec; for layered pools with an image and pools with nodes still booted into a layered image, on_target: nodes whose currentConfig is the pool's rendered config and whose currentImage is the pool's image (none when not layered); nodes: the nodes the pool's selector picks, counted by the exporter (the pool's own machine count freezes when the node controller's sync fails before it writes the status); working and failing: nodes whose machine-config-daemon is Working, and nodes whose update fails (as node_update_failure_class); off_image, off_config and off_target: nodes whose desiredImage, desiredConfig, or either differs from the current one (the sums of node_layered_image_mismatch and node_config_mismatch).",
 			"pool", "state"),
 		poolLayered: newSpec("ocl_pool_layered",
-			"1 if a MachineOSConfig targets the MachineConfigPool (image mode), 0 if not.",
+			"1 if a MachineOSConfig targets the MachineConfigPool (image mode), 0 if not; absent when a snapshot does not capture MachineOSConfigs.",
 			"pool"),
 		poolPaused: newSpec("ocl_pool_paused",
 			"1 if the MachineConfigPool is paused (spec.paused): the MCO targets none of its nodes to a new config or image until it is unpaused, though builds still run. 0 if not.",
@@ -78,7 +78,9 @@ func (s *rolloutStage) collect(f *analysis.Findings, ch chan<- prometheus.Metric
 }
 
 func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus.Metric) {
-	ch <- s.poolLayered.gauge(boolean(p.Layered), p.Name)
+	if !p.LayeredUnknown { // no MachineOSConfig captured: whether it is layered is unknown
+		ch <- s.poolLayered.gauge(boolean(p.Layered), p.Name)
+	}
 	ch <- s.poolPaused.gauge(boolean(p.Paused), p.Name)
 	if p.MaxUnavailable > 0 {
 		ch <- s.poolMaxUnavailable.gauge(float64(p.MaxUnavailable), p.Name)

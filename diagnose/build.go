@@ -11,7 +11,6 @@ import (
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
-	"github.com/ocl-exporter/ocl_exporter/classify"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
@@ -28,6 +27,10 @@ type Options struct {
 	// Limits are the waits and counts the alerts fire at; the zero value
 	// means alerts.RuleLimits, those of the rule files.
 	Limits alerts.Limits
+	// Identity is who read the cluster ("user alice"), when not the
+	// exporter itself (the status page): what it may not list is named
+	// as its, not the exporter's.
+	Identity string
 }
 
 // resourceMachineOSConfigs is the resource without which nothing can be
@@ -38,13 +41,14 @@ const resourceMachineOSConfigs = "machineosconfigs.machineconfiguration.openshif
 // which resources it could read.
 func New(c *analysis.Cluster, status []source.ResourceStatus, o Options) *Report {
 	b := newBuilder(c, o)
-	r := &Report{SchemaVersion: SchemaVersion, Time: c.Now.UTC(), Namespace: c.Namespace, Cluster: b.clusterChecks(status)}
-	for _, name := range b.poolNames() {
+	r := &Report{SchemaVersion: SchemaVersion, Time: c.Now.UTC(), Namespace: c.Namespace, Cluster: b.clusterChecks(status), Pools: []Pool{}}
+	pools := b.poolNames()
+	for _, name := range pools {
 		if o.Pool == "" || o.Pool == name {
 			r.Pools = append(r.Pools, b.pool(name))
 		}
 	}
-	r.Verdict, r.Summary = verdict(r, status, o, len(c.MachineOSConfigs))
+	r.Verdict, r.Summary = verdict(r, status, o, len(c.MachineOSConfigs), pools)
 	r.nameLogFiles(c)
 	r.clean()
 	return r
@@ -56,40 +60,6 @@ func reason(st source.ResourceStatus, o Options) string {
 		return st.PublicReason()
 	}
 	return st.Reason
-}
-
-func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int) (Verdict, string) {
-	for _, st := range status {
-		if st.Resource == resourceMachineOSConfigs && !st.Available {
-			return Unknown, "cannot read MachineOSConfigs: " + reason(st, o)
-		}
-	}
-	if o.Pool != "" && len(r.Pools) == 0 {
-		return Unknown, fmt.Sprintf("no MachineConfigPool or MachineOSConfig names pool %q", o.Pool)
-	}
-	var bad []string
-	if slices.ContainsFunc(r.Cluster, func(c Check) bool { return c.Status == Failed }) {
-		bad = append(bad, "cluster")
-	}
-	for _, p := range r.Pools {
-		if p.Verdict == Problem {
-			bad = append(bad, "pool "+p.Name)
-		}
-	}
-	switch {
-	case len(bad) > 0 && moscs == 0:
-		// Exit 1, not 2: a node failing to update is a problem to fix,
-		// whether or not a pool uses image mode yet.
-		return Problem, fmt.Sprintf("no pool uses image mode, but %d failed check(s): %s", r.FailedChecks(), strings.Join(bad, ", "))
-	case len(bad) > 0:
-		return Problem, fmt.Sprintf("%d failed check(s): %s", r.FailedChecks(), strings.Join(bad, ", "))
-	case moscs == 0:
-		return Unknown, "no MachineOSConfig exists: no pool uses image mode (On-Cluster Layering), and no node fails to update"
-	}
-	if n := r.countChecks(NotCaptured); n > 0 {
-		return Healthy, fmt.Sprintf("no problem found; %d check(s) not decided: the snapshot did not capture what they read", n)
-	}
-	return Healthy, "no problem found"
 }
 
 // builder holds the analysis findings one report reads, computed once.
@@ -109,6 +79,9 @@ type builder struct {
 	orphans  map[string][]analysis.Orphan // by MachineOSConfig
 	builder  analysis.BuilderFinding
 	op       *analysis.OperatorFinding
+	// unseen are the pools with signs of image mode in a view without
+	// MachineOSConfigs, by name.
+	unseen map[string]analysis.UnseenLayering
 }
 
 func newBuilder(c *analysis.Cluster, o Options) *builder {
@@ -116,6 +89,7 @@ func newBuilder(c *analysis.Cluster, o Options) *builder {
 		c: c, o: o, limits: o.Limits, now: c.Now,
 		moscs: map[string]analysis.MachineOSConfigFinding{}, objects: map[string]*mcfgv1.MachineOSConfig{},
 		builds: map[string]analysis.Build{}, waits: map[string]analysis.BuildWait{}, left: map[string]int{}, building: map[string]bool{}, orphans: map[string][]analysis.Orphan{},
+		unseen: map[string]analysis.UnseenLayering{},
 	}
 	if b.limits == (alerts.Limits{}) {
 		b.limits = alerts.RuleLimits
@@ -124,6 +98,9 @@ func newBuilder(c *analysis.Cluster, o Options) *builder {
 	b.rollout, b.builder, b.op = all.Rollout, all.Builder, all.Operator
 	for _, f := range all.Configs {
 		b.moscs[f.Pool] = f
+	}
+	for _, u := range all.Unseen {
+		b.unseen[u.Pool] = u
 	}
 	for _, m := range c.MachineOSConfigs {
 		b.objects[m.Name] = m
@@ -174,80 +151,6 @@ func timePtr(t time.Time) *time.Time {
 	return &u
 }
 
-// clusterChecks are the checks every pool depends on.
-func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
-	access := check(CheckExporterAccess)
-	for _, st := range status {
-		if st.Problem == source.ProblemNotCaptured {
-			access.notCaptured(Finding{Object: Object{Kind: "Resource", Name: st.Resource}, Message: st.Reason})
-			continue
-		}
-		if !st.Available {
-			msg := reason(st, b.o)
-			if msg == "" {
-				msg = "not listed yet"
-			}
-			access.fail(Finding{
-				Object: Object{Kind: "Resource", Name: st.Resource}, Message: msg,
-				Runbook: b.runbook(alertResourceUnavailable), Commands: accessCommands(st.Resource, b.c.Namespace),
-			})
-		}
-	}
-
-	operator := check(CheckOperator)
-	if op := b.op; op != nil && op.Degraded && (op.Reason == reasonBuilderFailed || op.Class != classify.Unknown) {
-		operator.fail(Finding{
-			Object: Object{Kind: "ClusterOperator", Name: source.ClusterOperatorName}, Field: "status.conditions[type=Degraded]",
-			Message: fmt.Sprintf("Degraded=True with reason %s", op.Reason),
-			Class:   op.Class, Excerpt: op.Excerpt, Since: timePtr(op.Since),
-			Runbook: b.runbook(alertOperatorDegraded), Commands: operatorCommands(b.c.Namespace),
-		})
-	}
-
-	builder := check(CheckBuilder)
-	switch {
-	case b.builder.MachineOSConfigs > 0 && b.builder.Unknown:
-		builder.notCaptured(notCapturedFinding(Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}))
-	case b.builder.MachineOSConfigs > 0 && !b.builder.Ready:
-		f := Finding{
-			Object: Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}, Field: "status.readyReplicas",
-			Message: fmt.Sprintf("%d MachineOSConfig(s) exist, but the machine-os-builder has no ready pod", b.builder.MachineOSConfigs),
-			Class:   classify.BuilderUnavailable,
-			Runbook: b.runbook(alertBuilderNotReady), Commands: builderCommands(b.c.Namespace),
-		}
-		if r := b.builder.Failure; r != nil {
-			f.Message += "; its pod cannot run"
-			f.Class, f.Excerpt = r.Class, r.Excerpt
-		}
-		builder.fail(f)
-	}
-	return []Check{access.done(), operator.done(), builder.done(), b.builderImage()}
-}
-
-// builderImage compares the builder's image with the controller's
-// (OCPBUGS-56220); without both Deployments, when a builder should run,
-// it is unknown.
-func (b *builder) builderImage() Check {
-	image := check(CheckBuilderImage)
-	deploy := Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}
-	switch stale := b.builder.ImageStale; {
-	case stale == nil && b.builder.Ready:
-		image.notCaptured(Finding{Object: Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: analysis.MachineConfigControllerName},
-			Message: "the machine-config-controller Deployment is not in the view: whether the builder runs the release's MCO image is unknown"})
-	case stale != nil && *stale:
-		image.fail(Finding{
-			Object: deploy, Field: "spec.template.spec.containers[name=machine-os-builder].image",
-			Message: "runs another image than the machine-config-controller Deployment, which runs the release's MCO image: the operator did not re-apply it after an upgrade",
-			Runbook: b.runbook(alertBuilderImageStale), Commands: builderCommands(b.c.Namespace),
-		})
-	}
-	return image.done()
-}
-
-// reasonBuilderFailed is the operator's Degraded reason when it cannot run
-// the machine-os-builder.
-const reasonBuilderFailed = "MachineOSBuilderFailed"
-
 // pool walks one pool through the stages. After a failed stage a later
 // one is evaluated when it has evidence of its own (evidence), else it is
 // not reached.
@@ -261,7 +164,11 @@ func (b *builder) pool(name string) Pool {
 		}
 	}
 	nodes := b.nodes(name)
+	unseen, signs := b.unseen[name]
 	switch {
+	case signs:
+		p.Layered = true
+		p.Stages = b.unseenStages(name, unseen, rollout, nodes)
 	case layered:
 		p.Layered, p.MachineOSConfig = true, f.Name
 		p.Stages = []Stage{
@@ -289,6 +196,11 @@ func (b *builder) pool(name string) Pool {
 		if s.Status == Failed {
 			p.Verdict, failedBefore = Problem, true
 		}
+	}
+	if p.Layered && p.Verdict == Healthy && notCapturedChecks(p) > 0 {
+		// Nothing failed in what the snapshot holds; what it did not
+		// capture (a pool's MachineOSConfig, the MachineConfigNodes) may.
+		p.Verdict = Unknown
 	}
 	p.Summary = b.poolSummary(p, rollout, nodes)
 	return p
@@ -331,7 +243,14 @@ func (b *builder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.
 	if r != nil {
 		machines = fmt.Sprintf("%d machine(s), %d updated", r.Machines.Total, r.Machines.Updated)
 	}
+	u, signs := b.unseen[p.Name]
 	switch {
+	case signs:
+		return unseenSummary(u)
+	case p.Verdict == Unknown:
+		return fmt.Sprintf("no failure found, but %d check(s) not decided: the snapshot did not capture what they read: %s", notCapturedChecks(p), machines)
+	case !p.Layered && len(p.Stages) == 0 && !b.c.Captured(analysis.KindMachineOSConfig):
+		return "no sign of image mode, though the snapshot holds no MachineOSConfig: " + machines
 	case !p.Layered && len(p.Stages) == 0:
 		return "not layered: " + machines
 	case !p.Layered:
@@ -347,6 +266,19 @@ func (b *builder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.
 		onImage = r.Machines.OnCurrentImage
 	}
 	return fmt.Sprintf("healthy: %d of %d node(s) on the current image", onImage, len(nodes))
+}
+
+// notCapturedChecks counts a pool's checks not decided.
+func notCapturedChecks(p Pool) int {
+	n := 0
+	for _, s := range p.Stages {
+		for _, c := range s.Checks {
+			if c.Status == NotCaptured {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // failedStage is a failed stage and the first finding of its first failed

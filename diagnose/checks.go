@@ -21,6 +21,7 @@ const (
 	CheckBuilder        = "builder.ready"
 	CheckBuilderImage   = "builder.image"
 
+	CheckMOSCCaptured          = "mosc.captured"
 	CheckPool                  = "mosc.pool"
 	CheckSecrets               = "mosc.secrets"
 	CheckPushSpec              = "mosc.push_spec"
@@ -87,6 +88,7 @@ var Checks = []CheckSpec{
 	{CheckBuilder, StageCluster, "The machine-os-builder is ready when a MachineOSConfig exists", []string{alertBuilderNotReady}},
 	{CheckBuilderImage, StageCluster, "The machine-os-builder runs the machine-config-controller's MCO image", []string{alertBuilderImageStale}},
 
+	{CheckMOSCCaptured, StageConfig, "The snapshot holds the MachineOSConfig of a pool that shows signs of image mode", nil},
 	{CheckPool, StageConfig, "The MachineConfigPool the MachineOSConfig names exists", []string{alertPoolMissing}},
 	{CheckSecrets, StageConfig, "The pull and push Secrets exist in the MCO namespace", []string{alertSecretMissing}},
 	{CheckPushSpec, StageConfig, "renderedImagePushSpec is a valid tagged reference", []string{alertPushSpecInvalid}},

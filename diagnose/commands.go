@@ -32,12 +32,30 @@ func words(names ...*string) {
 	}
 }
 
-func accessCommands(resource, ns string) []string {
+// exporterAccount is the bundle's service account (deploy/).
+const exporterAccount = "system:serviceaccount:ocl-exporter:ocl-exporter"
+
+// accessCommands ask whether the identity that read the cluster may list
+// resource: as itself for a person (oc runs as them), as the service
+// account it is otherwise, the exporter's when unknown (the status page).
+func accessCommands(resource, ns, identity string) []string {
+	as := " --as=" + exporterAccount
+	switch user, sa := strings.CutPrefix(identity, "user system:serviceaccount:"); {
+	case sa:
+		as = " --as=" + word("system:serviceaccount:"+user)
+	case isPerson(identity):
+		as = ""
+	}
 	words(&resource, &ns)
 	return []string{
-		fmt.Sprintf("oc auth can-i list %s --as=system:serviceaccount:ocl-exporter:ocl-exporter -n %s", resource, ns),
+		fmt.Sprintf("oc auth can-i list %s%s -n %s", resource, as, ns),
 		"oc api-resources --api-group=machineconfiguration.openshift.io",
 	}
+}
+
+// isPerson: the identity is known and no service account.
+func isPerson(identity string) bool {
+	return identity != "" && !strings.HasPrefix(identity, "user system:serviceaccount:") && !strings.Contains(identity, "service account")
 }
 
 func operatorCommands(ns string) []string {

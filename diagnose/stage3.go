@@ -22,7 +22,8 @@ import (
 func (b *builder) buildAwaited(pool string) bool {
 	f, ok := b.moscs[pool]
 	if !ok {
-		return false
+		u, signs := b.unseen[pool]
+		return signs && u.BuildRunning()
 	}
 	nb, ok := b.builds[f.NewestBuild]
 	return ok && (nb.Phase == analysis.BuildInitial || nb.Phase == analysis.BuildPrepared || nb.Phase == analysis.BuildBuilding)
@@ -59,8 +60,21 @@ func (b *builder) nodes(pool string) []analysis.NodeRollout {
 }
 
 func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []analysis.NodeRollout, layered bool) []Check {
-	ns := b.c.Namespace
-	mcp := b.c.Pool(pool)
+	failing := b.nodeFailures(nodes, layered)
+	progress, offTarget := b.progressCheck(pool, r, nodes)
+	pause := b.pausedCheck(pool, r, offTarget)
+	overMax := b.maxUnavailableCheck(pool, r, nodes)
+	checks := []Check{failing.done(), progress.done(), overMax.done(), pause.done()}
+	if !layered {
+		return checks
+	}
+	return append(checks, b.poolConditionCheck(pool, failing.Status == Failed).done())
+}
+
+// nodeFailures lists the nodes whose update fails. Without
+// MachineConfigNodes (a 4.18 must-gather gathers none), what only they
+// report of a layered pool's nodes stays unknown.
+func (b *builder) nodeFailures(nodes []analysis.NodeRollout, layered bool) *pending {
 	failing := check(CheckNodes)
 	for _, n := range nodes {
 		if n.Failure == nil {
@@ -70,10 +84,19 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 			Object: Object{Kind: "Node", Name: n.Name}, Field: "metadata.annotations[" + analysis.NodeAnnotationReason + "]",
 			Message: fmt.Sprintf("node %s fails to update (MCD state %s)", n.Name, orNone(n.State)),
 			Class:   n.Failure.Class, Excerpt: n.Failure.Excerpt, Since: timePtr(n.Failure.Since),
-			Runbook: b.runbook(alertNodeUpdateFailing), Commands: nodeCommands(n.Name, ns),
+			Runbook: b.runbook(alertNodeUpdateFailing), Commands: nodeCommands(n.Name, b.c.Namespace),
 		})
 	}
+	if layered && failing.Status == Passed && !b.c.Captured(analysis.KindMachineConfigNode) {
+		failing.notCaptured(Finding{Object: Object{Kind: "Resource", Name: resourceMachineConfigNodes},
+			Message: "the snapshot holds no MachineConfigNode at all: a failed image pull or update step that only a node's MachineConfigNode reports is unknown"})
+	}
+	return failing
+}
 
+// progressCheck follows the nodes to the pool's target, and returns how
+// many machines are off it.
+func (b *builder) progressCheck(pool string, r *analysis.PoolRollout, nodes []analysis.NodeRollout) (*pending, int) {
 	progress := check(CheckProgress)
 	var waiting, working []string
 	// Any node of the pool updating or failing moves the rollout: the
@@ -91,7 +114,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 					Object: Object{Kind: "Node", Name: n.Name}, Field: "metadata.annotations[" + analysis.NodeAnnotationState + "]",
 					Message: fmt.Sprintf("node %s has been updating (Working) for %s without reaching its desired image or config", n.Name, Ago(b.now.Sub(since))),
 					Class:   classify.Unknown, Since: timePtr(since),
-					Runbook: b.runbook(alertNodeNotOnDesiredImage), Commands: nodeCommands(n.Name, ns),
+					Runbook: b.runbook(alertNodeNotOnDesiredImage), Commands: nodeCommands(n.Name, b.c.Namespace),
 				})
 			}
 		}
@@ -112,7 +135,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 			Message:  fmt.Sprintf("%d machine(s) not on the pool's config and image, %d updating%s", max(offTarget, len(waiting)), len(working), nodeList(waiting)),
 			Commands: rolloutCommands(pool),
 		}
-		since := analysis.PoolUpdatingSince(mcp)
+		since := analysis.PoolUpdatingSince(b.c.Pool(pool))
 		fd.Since = timePtr(since)
 		if !moving && !paused && !b.buildAwaited(pool) && !b.buildBlocks(pool) && !since.IsZero() && b.now.Sub(since) > b.limits.StalledAfter {
 			fd.Message = fmt.Sprintf("%d machine(s) not on the pool's config and image and none is updating%s", max(offTarget, len(waiting)), nodeList(waiting))
@@ -122,65 +145,75 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 			progress.run(fd)
 		}
 	}
-	pause := check(CheckPaused)
-	if paused && offTarget > 0 {
-		fd := Finding{
-			Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "spec.paused",
-			Message:  fmt.Sprintf("the pool is paused: the MCO updates none of its %d machine(s) waiting for its image or config", offTarget),
-			Commands: pausedCommands(pool),
-		}
-		// The nodes wait since the pool's current image was built, or,
-		// for a change that kept the image, since the pool left Updated.
-		var since time.Time
-		if f, ok := b.moscs[pool]; ok {
-			since = b.builds[f.CurrentBuild].Ended
-		}
-		if u := analysis.FindPoolCondition(mcp, mcfgv1.MachineConfigPoolUpdated); since.IsZero() && u != nil && u.Status == corev1.ConditionFalse {
-			since = u.LastTransitionTime.Time
-		}
-		fd.Since = timePtr(since)
-		if !since.IsZero() && b.now.Sub(since) > b.limits.PausedAfter {
-			fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertPoolPaused)
-			pause.fail(fd)
-		} else {
-			pause.run(fd)
-		}
-	}
-	overMax := b.maxUnavailableCheck(pool, r, nodes)
-	checks := []Check{failing.done(), progress.done(), overMax.done(), pause.done()}
-	if !layered {
-		return checks
-	}
+	return progress, offTarget
+}
 
-	cond := check(CheckPoolCond)
-	if mcp != nil {
-		nodeFailing := failing.Status == Failed
-		buildFailed := false
-		if f, ok := b.moscs[pool]; ok {
-			buildFailed = b.builds[f.CurrentBuild].Phase == analysis.BuildFailed
-		}
-		for _, t := range []struct {
-			cond      mcfgv1.MachineConfigPoolConditionType
-			explained bool
-		}{
-			{mcfgv1.MachineConfigPoolRenderDegraded, false},
-			{mcfgv1.MachineConfigPoolNodeDegraded, nodeFailing},
-			{mcfgv1.MachineConfigPoolImageBuildDegraded, buildFailed},
-		} {
-			c := analysis.FindPoolCondition(mcp, t.cond)
-			if c == nil || c.Status != corev1.ConditionTrue || t.explained {
-				continue
-			}
-			r := classify.Classify(classify.Message{Origin: classify.OriginPoolCondition, Reason: c.Reason, Text: c.Message})
-			cond.fail(Finding{
-				Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "status.conditions[type=" + string(t.cond) + "]",
-				Message: fmt.Sprintf("%s=True (reason %s) and no node or build failure explains it", t.cond, orNone(c.Reason)),
-				Class:   classify.Unknown, Excerpt: r.Excerpt, Since: timePtr(c.LastTransitionTime.Time),
-				Runbook: b.runbook(alertPoolDegraded), Commands: poolConditionCommands(pool),
-			})
-		}
+// pausedCheck fails a pool left paused while offTarget machines wait.
+func (b *builder) pausedCheck(pool string, r *analysis.PoolRollout, offTarget int) *pending {
+	pause := check(CheckPaused)
+	if r == nil || !r.Paused || offTarget == 0 {
+		return pause
 	}
-	return append(checks, cond.done())
+	fd := Finding{
+		Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "spec.paused",
+		Message:  fmt.Sprintf("the pool is paused: the MCO updates none of its %d machine(s) waiting for its image or config", offTarget),
+		Commands: pausedCommands(pool),
+	}
+	// The nodes wait since the pool's current image was built, or,
+	// for a change that kept the image, since the pool left Updated.
+	var since time.Time
+	if f, ok := b.moscs[pool]; ok {
+		since = b.builds[f.CurrentBuild].Ended
+	}
+	if u := analysis.FindPoolCondition(b.c.Pool(pool), mcfgv1.MachineConfigPoolUpdated); since.IsZero() && u != nil && u.Status == corev1.ConditionFalse {
+		since = u.LastTransitionTime.Time
+	}
+	fd.Since = timePtr(since)
+	if !since.IsZero() && b.now.Sub(since) > b.limits.PausedAfter {
+		fd.Class, fd.Runbook = classify.Unknown, b.runbook(alertPoolPaused)
+		pause.fail(fd)
+	} else {
+		pause.run(fd)
+	}
+	return pause
+}
+
+// poolConditionCheck fails a degraded condition of a layered pool that
+// no node or build failure explains.
+func (b *builder) poolConditionCheck(pool string, nodeFailing bool) *pending {
+	cond := check(CheckPoolCond)
+	mcp := b.c.Pool(pool)
+	if mcp == nil {
+		return cond
+	}
+	buildFailed := false
+	if f, ok := b.moscs[pool]; ok {
+		buildFailed = b.builds[f.CurrentBuild].Phase == analysis.BuildFailed
+	}
+	if u, signs := b.unseen[pool]; signs {
+		buildFailed = u.Failure() != nil // the build stage shows it
+	}
+	for _, t := range []struct {
+		cond      mcfgv1.MachineConfigPoolConditionType
+		explained bool
+	}{
+		{mcfgv1.MachineConfigPoolRenderDegraded, false},
+		{mcfgv1.MachineConfigPoolNodeDegraded, nodeFailing},
+		{mcfgv1.MachineConfigPoolImageBuildDegraded, buildFailed},
+	} {
+		c := analysis.FindPoolCondition(mcp, t.cond)
+		if c == nil || c.Status != corev1.ConditionTrue || t.explained {
+			continue
+		}
+		r := classify.Classify(classify.Message{Origin: classify.OriginPoolCondition, Reason: c.Reason, Text: c.Message})
+		cond.fail(Finding{
+			Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "status.conditions[type=" + string(t.cond) + "]",
+			Message: fmt.Sprintf("%s=True (reason %s) and no node or build failure explains it", t.cond, orNone(c.Reason)),
+			Class:   classify.Unknown, Excerpt: r.Excerpt, Since: timePtr(c.LastTransitionTime.Time),
+			Runbook: b.runbook(alertPoolDegraded), Commands: poolConditionCommands(pool),
+		})
+	}
+	return cond
 }
 
 // nodeList names the nodes, if any, after a message.

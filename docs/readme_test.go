@@ -5,9 +5,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 // TestEveryMakeTargetIsDescribed: make help lists the targets that carry
@@ -147,5 +150,24 @@ func TestREADMEGoVersion(t *testing.T) {
 	}
 	if want := "With Go " + string(m[1]) + " or later"; !strings.Contains(string(readme), want) {
 		t.Errorf("README.md's quick start does not say %q (go.mod: go %s)", want, m[1])
+	}
+}
+
+// TestREADMESampleErrorCountsTheResources: the README's sample error
+// line says "(N resources)" as the binary prints it, N every resource it
+// watches (source.Resources), so a new watch updates the sample.
+func TestREADMESampleErrorCountsTheResources(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := regexp.MustCompile(`\((\d+) resources\)`).FindAllStringSubmatch(string(readme), -1)
+	if len(counts) == 0 {
+		t.Fatal("README.md has no sample error counting resources: drop this test with it")
+	}
+	for _, c := range counts {
+		if c[1] != strconv.Itoa(len(source.Resources())) {
+			t.Errorf("README.md's sample says %s resources; the binary watches %d", c[1], len(source.Resources()))
+		}
 	}
 }

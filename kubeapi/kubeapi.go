@@ -37,7 +37,7 @@ var groups = []struct {
 	{corev1.SchemeGroupVersion, true, []runtime.Object{&corev1.Pod{}, &corev1.PodList{}, &corev1.Event{}, &corev1.EventList{}}},
 	{batchv1.SchemeGroupVersion, true, []runtime.Object{&batchv1.Job{}, &batchv1.JobList{}}},
 	{appsv1.SchemeGroupVersion, true, []runtime.Object{&appsv1.Deployment{}, &appsv1.DeploymentList{}}},
-	{authnv1.SchemeGroupVersion, true, []runtime.Object{&authnv1.TokenReview{}}},
+	{authnv1.SchemeGroupVersion, true, []runtime.Object{&authnv1.TokenReview{}, &authnv1.SelfSubjectReview{}}},
 	{authzv1.SchemeGroupVersion, true, []runtime.Object{&authzv1.SubjectAccessReview{}}},
 	{mcfgv1.GroupVersion, false, []runtime.Object{
 		&mcfgv1.MachineOSConfig{}, &mcfgv1.MachineOSConfigList{}, &mcfgv1.MachineOSBuild{}, &mcfgv1.MachineOSBuildList{},
@@ -136,4 +136,13 @@ func (c *Client) CreateSubjectAccessReview(ctx context.Context, sar *authzv1.Sub
 	out := &authzv1.SubjectAccessReview{}
 	err := c.REST(authzv1.SchemeGroupVersion).Post().Resource("subjectaccessreviews").Body(sar).Do(ctx).Into(out)
 	return out, err
+}
+
+// WhoAmI asks the API server which user the client's credentials
+// authenticate as (a SelfSubjectReview, served since Kubernetes 1.28,
+// OpenShift 4.15); it needs no permission.
+func (c *Client) WhoAmI(ctx context.Context) (string, error) {
+	out := &authnv1.SelfSubjectReview{}
+	err := c.REST(authnv1.SchemeGroupVersion).Post().Resource("selfsubjectreviews").Body(&authnv1.SelfSubjectReview{}).Do(ctx).Into(out)
+	return out.Status.UserInfo.Username, err
 }

@@ -133,7 +133,6 @@ func (p *printer) report(r *Report) {
 	if len(scope) > 0 {
 		p.item("Scope: %s", strings.Join(scope, ", "))
 	}
-	p.item("Resolution: %s", time.Duration(r.Step))
 	if r.DataFrom.Sub(r.From) >= time.Duration(r.Step) {
 		p.item("The exporter's series start at %s: Prometheus holds nothing earlier in the window (retention, or the exporter was not scraped)", r.DataFrom.Format(time.RFC3339))
 	}
@@ -157,6 +156,10 @@ func (p *printer) report(r *Report) {
 	for _, pr := range r.Pools {
 		p.pool(pr)
 	}
+	// Last: how exact the times above are, not a figure of the incident
+	// (it read as one above "Time to resolve").
+	p.heading(2, "Query")
+	p.item("Step: %s; every time above is exact to within it", time.Duration(r.Step))
 }
 
 func (p *printer) summary(level int, s Summary) {

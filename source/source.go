@@ -286,7 +286,9 @@ func (s *Source) Cluster(now time.Time) *analysis.Cluster {
 	c := &analysis.Cluster{Namespace: s.namespace, Now: now}
 	for _, w := range s.watched {
 		w.store(c, w.informer.GetStore().List())
-		if w.Part == "" && w.status.get().Problem == ProblemNotCaptured {
+		// A kind the view may not list is unknown too, never empty: a
+		// human with cluster-reader cannot list Secrets.
+		if p := w.status.get().Problem; w.Part == "" && (p == ProblemNotCaptured || p == ProblemForbidden) {
 			if c.NotCaptured == nil {
 				c.NotCaptured = map[string]bool{}
 			}

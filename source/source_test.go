@@ -156,8 +156,12 @@ func TestMissingAndForbiddenResourcesAreReportedNotFatal(t *testing.T) {
 	if n := testutil.ToFloat64(s.metrics.lists.WithLabelValues("pods", "error")); n < 1 {
 		t.Errorf("pods list errors = %v", n)
 	}
-	if len(s.Cluster(time.Now()).MachineOSConfigs) != 1 {
+	view := s.Cluster(time.Now())
+	if len(view.MachineOSConfigs) != 1 {
 		t.Error("the readable resources must still be served")
+	}
+	if view.Captured("Pod") || !view.Captured("MachineOSBuild") {
+		t.Errorf("kinds not captured: %v, want the forbidden Pods only (a CRD not served holds none)", view.NotCaptured)
 	}
 }
 

@@ -57,7 +57,7 @@ func runCapture(ctx context.Context, o *options, logger *slog.Logger) error {
 		}
 		server = cfg.Host
 	}
-	src, err := syncedSource(ctx, o, logger)
+	src, _, err := syncedSource(ctx, o, logger)
 	if err != nil {
 		return err
 	}
@@ -65,8 +65,7 @@ func runCapture(ctx context.Context, o *options, logger *slog.Logger) error {
 	var unavailable []error
 	for _, st := range src.Status() {
 		status[st.Resource] = st
-		if !st.Available {
-			logger.Warn("not captured: the resource is unavailable", "resource", st.Resource, "reason", st.Reason)
+		if !st.Available { // logged in one line by syncedSource
 			unavailable = append(unavailable, fmt.Errorf("%s: %s", st.Resource, st.Reason))
 		}
 	}

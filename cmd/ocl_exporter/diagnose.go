@@ -76,7 +76,7 @@ func addCommands(app *kingpin.Application, o *toolOptions) {
 	d.Flag("time", "Evaluate at this RFC 3339 time (\"since\" durations are relative to it). Default: a snapshot's capture time (see --now), else now.").StringVar(&o.at)
 	d.Flag("sync-timeout", "How long to wait for the first list of every resource from a live cluster.").Default("60s").DurationVar(&o.syncTimeout)
 
-	c := app.Command(captureCommand, "Write a snapshot of the objects the exporter watches, trimmed as the exporter keeps them (Secrets as metadata only), from a live cluster, for diagnose --snapshot and the exporter's --snapshot.")
+	c := app.Command(captureCommand, "Write a snapshot of the objects the exporter watches, trimmed as the exporter keeps them (Secrets as metadata only), from a live cluster, for diagnose --snapshot and the exporter's --snapshot. Exit 0 once written (a resource it could not read is recorded as not captured), 2 when it wrote nothing: no cluster, no resource readable, a wrong command line, an output it may not replace.")
 	c.Flag("output", "File to write, or a directory (an existing one, or a path ending in /) to write one file per resource into; - for standard output. Written whole or not at all.").
 		Short('o').Default("-").StringVar(&o.captureOut)
 	c.Flag("force", "Replace an existing --output file, or a non-empty --output directory holding only snapshot files (.yaml, .yml, .json).").BoolVar(&o.force)
@@ -112,14 +112,22 @@ func exitStatus(err error) int {
 	return 0
 }
 
-// couldNotDiagnose is diagnose's exit status when it has no view.
-const couldNotDiagnose = 2
+// couldNotDiagnose is diagnose's exit status when it has no view, and
+// couldNotCapture capture's when it wrote nothing: the same cause (no
+// cluster, a wrong command line) exits the same.
+const (
+	couldNotDiagnose = 2
+	couldNotCapture  = 2
+)
 
 // usageError keeps diagnose's exit status 1 for "a problem found": a
 // command line diagnose cannot run with exits 2, as scripts expect.
 func usageError(args []string, err error) error {
 	if slices.Contains(args, diagnoseCommand) {
 		return exitCode{couldNotDiagnose, err}
+	}
+	if slices.Contains(args, captureCommand) {
+		return exitCode{couldNotCapture, err}
 	}
 	if slices.Contains(args, reviewCommand) {
 		return exitCode{couldNotReview, err}
@@ -134,7 +142,7 @@ func runDiagnose(ctx context.Context, o *options, logger *slog.Logger) error {
 	if err != nil {
 		return exitCode{couldNotDiagnose, err}
 	}
-	src, err := syncedSource(ctx, o, logger)
+	src, who, err := syncedSource(ctx, o, logger)
 	if err != nil {
 		return exitCode{couldNotDiagnose, err}
 	}
@@ -142,7 +150,7 @@ func runDiagnose(ctx context.Context, o *options, logger *slog.Logger) error {
 		at = evaluationClock(o, src)()
 		noteEvaluatedNow(o, src, logger)
 	}
-	r := diagnose.New(src.Cluster(at), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase, Pool: o.tool.pool})
+	r := diagnose.New(src.Cluster(at), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase, Pool: o.tool.pool, Identity: who})
 	color := diagnose.UseColor(isTerminal(stdout), os.Getenv)
 	if err := diagnose.Write(stdout, r, o.tool.output, diagnose.TextOptions{Color: color}); err != nil {
 		return exitCode{couldNotDiagnose, fmt.Errorf("writing the report: %w", err)}
@@ -167,25 +175,29 @@ func fixedTime(o *options) (time.Time, error) {
 
 // syncedSource opens the source the exporter would (live, --snapshot or
 // --example), lists every resource once and returns when each has synced
-// or been reported unavailable. Live, it only lists and watches.
-func syncedSource(ctx context.Context, o *options, logger *slog.Logger) (*source.Source, error) {
+// or been reported unavailable, with the identity it read as (live), and
+// logs in one line what it could not read. Live, it only lists and
+// watches.
+func syncedSource(ctx context.Context, o *options, logger *slog.Logger) (*source.Source, string, error) {
 	backend, cfg, err := openClients(o, logger)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	src := source.New(backend, o.namespace, logger, nil)
+	src := source.New(backend, o.namespace, quietSource(o, logger), nil)
 	src.Run(ctx) // the informers stop with ctx, when the command ends
 	wait, done := context.WithTimeout(ctx, o.tool.syncTimeout)
 	defer done()
 	switch err := src.WaitReady(wait); {
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-		return nil, fmt.Errorf("within --sync-timeout=%s, %w", o.tool.syncTimeout, src.Pending())
+		return nil, "", fmt.Errorf("within --sync-timeout=%s, %w", o.tool.syncTimeout, src.Pending())
 	case err != nil && cfg != nil:
-		return nil, fmt.Errorf("cluster %s: %w", cfg.Host, err)
+		return nil, "", fmt.Errorf("cluster %s: %w", cfg.Host, err)
 	case err != nil:
-		return nil, err
+		return nil, "", err
 	}
-	return src, nil
+	who := identity(ctx, cfg, o.kubeconfig)
+	logUnavailable(logger, src.Status(), who)
+	return src, who, nil
 }
 
 // isTerminal reports whether w is a character device, i.e. a terminal.

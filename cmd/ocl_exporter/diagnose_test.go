@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ocl-exporter/ocl_exporter/diagnose"
+	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
 // diagnoseRun runs the binary's run() with args and returns its output
@@ -87,8 +90,18 @@ func TestDiagnoseOutputsAndPool(t *testing.T) {
 	if _, code := diagnoseRun(t, "--snapshot=../../testdata/scenarios/healthy-rollout-done", "--pool=layered"); code != 0 {
 		t.Errorf("healthy scenario: exit status %d, want 0", code)
 	}
-	if _, code := diagnoseRun(t, "--snapshot=../../testdata/scenarios/stage3-revert-to-non-layered"); code != 2 {
-		t.Errorf("no MachineOSConfig: exit status %d, want 2", code)
+	// The scenario holds no MachineOSConfig file: captured as an empty
+	// list, none exists; not captured, the pool whose node still runs a
+	// layered image is layered for all the snapshot tells.
+	revert := sourcetest.Without(t, "../../testdata/scenarios/stage3-revert-to-non-layered")
+	if out, code := diagnoseRun(t, "--snapshot="+revert, "--time=2025-10-17T13:00:00Z"); code != 2 || !strings.Contains(out, "pool(s) infra use image mode") {
+		t.Errorf("MachineOSConfigs not captured: exit status %d, want 2 naming pool infra:\n%s", code, out)
+	}
+	if err := os.WriteFile(filepath.Join(revert, "machineosconfigs.yaml"), []byte("apiVersion: v1\nkind: List\nitems: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := diagnoseRun(t, "--snapshot="+revert, "--time=2025-10-17T13:00:00Z"); code != 2 || !strings.Contains(out, "no MachineOSConfig exists") {
+		t.Errorf("no MachineOSConfig: exit status %d, want 2:\n%s", code, out)
 	}
 	if _, code := diagnoseRun(t, "--example", "--output=yaml"); code != 2 {
 		t.Errorf("--output=yaml: exit status %d, want 2", code)

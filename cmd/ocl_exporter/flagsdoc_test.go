@@ -52,13 +52,18 @@ func TestFlagTables(t *testing.T) {
 func flagTables(m *kingpin.ApplicationModel) string {
 	var b bytes.Buffer
 	b.WriteString("\n## The exporter (`ocl_exporter`, `ocl_exporter serve`)\n\n")
-	b.WriteString("Every command accepts these flags too; `--kubeconfig`, `--snapshot`,\n`--example`, `--mco.namespace` and `--log.*` apply to them.\n\n")
+	b.WriteString("Every command accepts these flags too; its section names those that\napply to it, and its `--help` lists only those.\n\n")
 	table(&b, m.Flags)
 	for _, c := range m.Commands {
 		if c.Hidden || len(c.Flags) == 0 {
 			continue
 		}
 		fmt.Fprintf(&b, "\n## `ocl_exporter %s`\n\n%s\n\n", c.Name, wrap80(cell.Replace(c.Help)))
+		var global []string
+		for _, f := range flagsOf(c, m.Flags) {
+			global = append(global, "`--"+f.Name+"`")
+		}
+		fmt.Fprintf(&b, "%s\n\n", wrap80("Global flags that apply: "+strings.Join(global, ", ")+"."))
 		table(&b, c.Flags)
 	}
 	b.WriteString("\n")

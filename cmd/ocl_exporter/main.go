@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"syscall"
+	"text/template"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -88,6 +89,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, err
 	}
 	o.command = command
+	if err := expandHome(&o.kubeconfig, &o.snapshot, o.web.WebConfigFile, &o.tool.captureOut, &o.tool.review.bearerTokenFile, &o.tool.review.caFile); err != nil {
+		return nil, err
+	}
 	if o.tool.runbookBase == "" {
 		o.tool.runbookBase = defaultRunbookBase()
 	}
@@ -103,13 +107,14 @@ func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 	app := kingpin.New(name, "Prometheus exporter for OpenShift On-Cluster Layering (image mode).")
 	app.UsageWriter(stderr)
 	app.UsageTemplate(usageTemplate)
+	app.UsageFuncs(template.FuncMap{"flagsOf": flagsOf})
 	app.ErrorWriter(stderr)
 	app.Version(version.Print(name))
 	app.HelpFlag.Short('h')
 	o := &options{log: &promslog.Config{}}
 	app.Flag("kubeconfig", "Path to a kubeconfig file. Default: the in-cluster service account, else $KUBECONFIG or ~/.kube/config.").StringVar(&o.kubeconfig)
 	app.Flag("snapshot", "Read OCL objects offline from this YAML/JSON file or directory tree (a capture, oc get -o yaml output, a must-gather) or a must-gather archive (.tar, .tar.gz) instead of a cluster.").StringVar(&o.snapshot)
-	app.Flag("example", "Use the examples built into the binary, no cluster needed: the exporter, diagnose and capture read a small cluster snapshot showing every OCL stage; review reads a recorded incident history.").BoolVar(&o.example)
+	app.Flag("example", "Use the examples built into the binary, no cluster needed: the exporter, diagnose and capture read a small cluster snapshot showing every OCL stage failing at 13:00; review reads another recording, the history of one incident (pool layered's failing Containerfile, fixed at 13:22, lifecycle seed004-containerfile-failure).").BoolVar(&o.example)
 	app.Flag("now", "Evaluate a snapshot (--snapshot, --example) at the current time instead of the time it was captured (its capture records' time; the example's is 2025-10-17T13:00:00Z), which ages, \"since\" durations and time limits are otherwise relative to.").BoolVar(&o.now)
 	app.Flag("mco.namespace", "Namespace of the Machine Config Operator (secrets, build Jobs and pods).").Default(source.DefaultNamespace).StringVar(&o.namespace)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
@@ -128,6 +133,7 @@ func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 	app.Flag("web.enable-pprof", "Serve Go's profiles (heap, CPU, goroutines) under /debug/pprof/, behind the same TLS and auth as the metrics. Off by default.").
 		BoolVar(&o.pprof)
 	o.web = kingpinflag.AddFlags(app, defaultAddress)
+	app.GetFlag("web.listen-address").Help(listenAddressHelp)
 	flag.AddFlags(app, o.log)
 	app.GetFlag("log.level").IsSetByUser(&o.logLevelSet)
 	addCommands(app, &o.tool)
@@ -146,13 +152,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	logger := promslog.New(o.log)
 	routeKlog(logger)
-	switch o.command {
-	case diagnoseCommand:
-		return runDiagnose(ctx, o, logger)
-	case captureCommand:
-		return runCapture(ctx, o, logger)
-	case reviewCommand:
-		return runReview(ctx, o, logger)
+	if tool, ok := tools[o.command]; ok {
+		return tool(ctx, o, logger)
 	}
 
 	// Everything that can be wrong in the configuration fails here, before
@@ -202,19 +203,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if o.pprof {
 		handler = withPprof(handler)
 	}
-	if o.authKubernetes {
-		// Reviews get a client and rate limiter of their own: sharing the
-		// informers' let a token flood starve both.
-		reviews, err := server.NewReviewClient(restConfig, name+"/"+version.Version)
-		if err != nil {
-			return err
-		}
-		auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: reviews, CacheTTL: o.authCacheTTL, Audiences: o.authAudiences, Logger: logger})
-		if err != nil {
-			return err
-		}
-		handler = auth.Wrap(handler)
-		logger.Info("scrapes need a Kubernetes bearer token allowed to get the metrics path", "open", server.PublicPaths)
+	if handler, err = withAuth(handler, o, restConfig, logger); err != nil {
+		return err
 	}
 	src.Run(ctx)
 	go renderer.Run(ctx, o.renderInterval)
@@ -232,6 +222,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	go server.ReloadOn(hup, serving, logger)
+	return serve(ctx, serving, src, restConfig)
+}
+
+// serve answers on the listen addresses until ctx ends, the servers fail,
+// or, live, the cluster turns out unreachable from the start.
+func serve(ctx context.Context, serving *server.Serving, src *source.Source, restConfig *rest.Config) error {
 	errc := make(chan error, 2)
 	go func() { errc <- serving.Wait() }()
 	if restConfig != nil {
@@ -245,6 +241,37 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		defer cancel()
 		return serving.Shutdown(shutdown)
 	}
+}
+
+// withAuth puts --auth.kubernetes in front of h, when set.
+func withAuth(h http.Handler, o *options, restConfig *rest.Config, logger *slog.Logger) (http.Handler, error) {
+	if !o.authKubernetes {
+		return h, nil
+	}
+	// Reviews get a client and rate limiter of their own: sharing the
+	// informers' let a token flood starve both.
+	reviews, err := server.NewReviewClient(restConfig, name+"/"+version.Version)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: reviews, CacheTTL: o.authCacheTTL, Audiences: o.authAudiences, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("scrapes need a Kubernetes bearer token allowed to get the metrics path", "open", server.PublicPaths)
+	return auth.Wrap(h), nil
+}
+
+// tools are the commands that run once and exit, by name.
+var tools = map[string]func(context.Context, *options, *slog.Logger) error{
+	diagnoseCommand: runDiagnose,
+	captureCommand: func(ctx context.Context, o *options, logger *slog.Logger) error {
+		if err := runCapture(ctx, o, logger); err != nil {
+			return exitCode{couldNotCapture, err}
+		}
+		return nil
+	},
+	reviewCommand: runReview,
 }
 
 // unreachable returns, live, when the first list of every resource failed

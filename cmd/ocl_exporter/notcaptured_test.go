@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ocl-exporter/ocl_exporter/diagnose"
+	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
 // partialSnapshot copies the example's MachineOSConfigs, MachineOSBuilds,
@@ -140,5 +141,36 @@ func TestCutCaptureIsNotMissingSecrets(t *testing.T) {
 	}
 	if !strings.Contains(out, "capture.yaml holds it incompletely") {
 		t.Errorf("diagnose does not say the Secrets' file was cut:\n%.2000s", out)
+	}
+}
+
+// TestStatusOfALayeredPoolWithoutItsMachineOSConfig: the exporter serving
+// a snapshot that holds no MachineOSConfig (a 4.16 must-gather) shows a
+// pool whose nodes run a layered image as layered and not healthy on
+// /status, and exports no ocl_pool_layered 0 for it.
+func TestStatusOfALayeredPoolWithoutItsMachineOSConfig(t *testing.T) {
+	dir := sourcetest.Without(t, "../../testdata/scenarios/v416-build-pod-failed", sourcetest.OlderMustGather...)
+	base := startExporter(t, "--snapshot="+dir)
+	if mf := scrape(t, base)["ocl_pool_layered"]; mf != nil {
+		t.Errorf("ocl_pool_layered concluded from MachineOSConfigs not captured: %v", mf)
+	}
+	req, err := http.NewRequest(http.MethodGet, base+"/status", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r diagnose.Report
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range r.Pools {
+		if p.Name == "layered" && (!p.Layered || p.Verdict == diagnose.Healthy) {
+			t.Errorf("/status: pool layered %+v, want layered and not healthy", p)
+		}
 	}
 }

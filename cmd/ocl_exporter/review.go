@@ -317,7 +317,8 @@ func readSmallFile(flag, path string) ([]byte, error) {
 // usageTemplate is kingpin's default with one change: a command's help
 // lists its own flags first, then the global ones (kingpin lists them
 // mixed, globals first, so review's --prometheus came after forty lines of
-// the exporter's flags).
+// the exporter's flags), and only the global flags that apply to it
+// (globalFlagUse).
 var usageTemplate = strings.Replace(kingpin.DefaultUsageTemplate, `{{if .Context.Flags -}}
 Flags:
 {{.Context.Flags|FlagsToTwoColumns|FormatTwoColumns}}
@@ -327,7 +328,7 @@ Flags of {{.Context.SelectedCommand.FullCommand}}:
 {{.Context.SelectedCommand.Flags|FlagsToTwoColumns|FormatTwoColumns}}
 {{end -}}
 Global flags:
-{{.App.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{flagsOf .Context.SelectedCommand .App.Flags|FlagsToTwoColumns|FormatTwoColumns}}
 {{else if .Context.Flags -}}
 Flags:
 {{.Context.Flags|FlagsToTwoColumns|FormatTwoColumns}}

@@ -26,6 +26,9 @@ const (
 	// the metrics path; NobodyUser has no permission at all.
 	ScraperUser = "system:serviceaccount:openshift-monitoring:prometheus-k8s"
 	NobodyUser  = "nobody"
+	// ReaderUser is a person with no role of their own; tests bind one
+	// (a cluster-reader without Secrets) to them.
+	ReaderUser = "alice"
 )
 
 // Cluster is an etcd and a kube-apiserver on loopback, with their
@@ -36,11 +39,11 @@ type Cluster struct {
 	CAPEM     []byte
 	Etcd      *Proc
 	APIServer *Proc
-	// Kubeconfigs of the admin (system:masters) and of the exporter's
-	// ServiceAccount identity.
-	AdminKubeconfig, ExporterKubeconfig string
-	AdminToken                          string
-	Admin                               *rest.Config
+	// Kubeconfigs of the admin (system:masters), of the exporter's
+	// ServiceAccount identity and of ReaderUser.
+	AdminKubeconfig, ExporterKubeconfig, ReaderKubeconfig string
+	AdminToken                                            string
+	Admin                                                 *rest.Config
 	// Bearer tokens of ScraperUser and NobodyUser, for scrapes.
 	ScraperToken, NobodyToken string
 
@@ -76,9 +79,10 @@ func Start(dir, etcdBin, apiserverBin string, extraArgs ...string) (*Cluster, er
 		return c, err
 	}
 	c.ScraperToken, c.NobodyToken = randomHex(), randomHex()
+	readerToken := randomHex()
 	tokens := fmt.Sprintf("%s,admin,admin,system:masters\n%s,%s,ocl-exporter,\"system:serviceaccounts,system:serviceaccounts:%s\"\n"+
-		"%s,%s,prometheus-k8s,\"system:serviceaccounts,system:serviceaccounts:openshift-monitoring\"\n%s,%s,nobody\n",
-		c.AdminToken, exporterToken, ExporterUser, ExporterNamespace, c.ScraperToken, ScraperUser, c.NobodyToken, NobodyUser)
+		"%s,%s,prometheus-k8s,\"system:serviceaccounts,system:serviceaccounts:openshift-monitoring\"\n%s,%s,nobody\n%s,%s,reader\n",
+		c.AdminToken, exporterToken, ExporterUser, ExporterNamespace, c.ScraperToken, ScraperUser, c.NobodyToken, NobodyUser, readerToken, ReaderUser)
 	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(tokens), 0o600); err != nil {
 		return c, err
 	}
@@ -109,7 +113,11 @@ func Start(dir, etcdBin, apiserverBin string, extraArgs ...string) (*Cluster, er
 		WarningHandler: rest.NoWarnings{}} // the fixtures keep the deprecated master role label
 	c.AdminKubeconfig = filepath.Join(dir, "admin.kubeconfig")
 	c.ExporterKubeconfig = filepath.Join(dir, "exporter.kubeconfig")
+	c.ReaderKubeconfig = filepath.Join(dir, "reader.kubeconfig")
 	if err := c.writeKubeconfig(c.AdminKubeconfig, "admin", c.AdminToken); err != nil {
+		return c, err
+	}
+	if err := c.writeKubeconfig(c.ReaderKubeconfig, ReaderUser, readerToken); err != nil {
 		return c, err
 	}
 	return c, c.writeKubeconfig(c.ExporterKubeconfig, ExporterUser, exporterToken)
