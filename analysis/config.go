@@ -38,8 +38,10 @@ const (
 	// operatorDegradedEventPrefix starts the reason of the Warning events
 	// the operator emits while Degraded: "OperatorDegraded: <Task>Failed".
 	operatorDegradedEventPrefix = "OperatorDegraded"
-	machineOSConfigKind         = "MachineOSConfig"
-	kindMachineOSBuild          = "MachineOSBuild"
+	// KindMachineOSConfig and KindMachineOSBuild are the kinds of the
+	// build controller's events the analysis reads.
+	KindMachineOSConfig = "MachineOSConfig"
+	KindMachineOSBuild  = "MachineOSBuild"
 )
 
 // MachineOSConfigFinding is what stage 1 knows about one MachineOSConfig.
@@ -402,8 +404,8 @@ func DegradedEvents(c *Cluster) []DegradedEvent {
 		}
 		r := classify.Classify(classify.Message{Origin: classify.OriginEvent, Reason: e.Reason, Text: e.Message})
 		k := key{reason, r.Class}
-		if prev, seen := last[k]; !seen || eventLastSeen(e).After(prev) {
-			last[k] = eventLastSeen(e)
+		if prev, seen := last[k]; !seen || EventLastSeen(e).After(prev) {
+			last[k] = EventLastSeen(e)
 		}
 	}
 	out := make([]DegradedEvent, 0, len(last))
@@ -429,7 +431,7 @@ func degradedEventReason(c *Cluster, e *corev1.Event) (string, bool) {
 		return "", false
 	}
 	reason := e.Reason
-	if e.InvolvedObject.Kind != machineOSConfigKind {
+	if e.InvolvedObject.Kind != KindMachineOSConfig {
 		rest, ok := strings.CutPrefix(e.Reason, operatorDegradedEventPrefix)
 		if !ok || e.Namespace != c.Namespace {
 			return "", false
@@ -459,8 +461,8 @@ var degradedEventReasons = map[string]bool{
 	"BuildDegraded": true, "ConfigReconcileFailed": true,
 }
 
-// eventLastSeen is when the event last happened, whichever API wrote it.
-func eventLastSeen(e *corev1.Event) time.Time {
+// EventLastSeen is when the event last happened, whichever API wrote it.
+func EventLastSeen(e *corev1.Event) time.Time {
 	t := e.CreationTimestamp.Time
 	for _, c := range []time.Time{e.FirstTimestamp.Time, e.LastTimestamp.Time, e.EventTime.Time} {
 		if c.After(t) {

@@ -1,0 +1,133 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// The first list of a resource is read as it arrives, never whole: a list
+// decoded in one piece holds every object untrimmed (managedFields, every
+// annotation, whole messages) until the informer trims it, and that was
+// the exporter's memory peak (2.3 times its steady memory at 10,000
+// nodes). The API server streams it when it serves WatchList (Kubernetes
+// 1.34, OpenShift 4.21, on by default; 1.32 too): a watch that sends the
+// current objects one by one and a bookmark after the last. Otherwise the
+// list is read in pages of pageSize. Either way each object is trimmed
+// (and events capped) as it is decoded.
+
+// pageSize is the objects of one page when the API server cannot stream:
+// what exists untrimmed at once.
+const pageSize = 250
+
+// streamTimeout bounds a stream: one that ends without its closing
+// bookmark (a server that ignores sendInitialEvents) makes the source read
+// pages from then on.
+const streamTimeout = 5 * time.Minute
+
+// streamer is a backend that reaches an API server, which may stream.
+// Offline, a list costs nothing more than the snapshot already holds.
+type streamer interface{ streams() bool }
+
+func (c *Clients) streams() bool { return true }
+
+// errNoBookmark: the stream ended before the bookmark that closes the
+// initial events.
+var errNoBookmark = errors.New("the API server ended the stream before its initial-events-end bookmark")
+
+// gather feeds add every object of w's first list, streamed when the
+// backend can, else in pages, and returns the list's resourceVersion.
+func (s *Source) gather(ctx context.Context, w *watched, ns string, o metav1.ListOptions, add func(runtime.Object) error) (string, error) {
+	if _, ok := s.backend.(streamer); ok && !s.paged.Load() {
+		rv, err := s.stream(ctx, w, ns, o, add)
+		switch {
+		case err == nil:
+			return rv, nil
+		case ctx.Err() != nil:
+			return "", ctx.Err()
+		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || errors.Is(err, errNoBookmark):
+			// WatchList off (Kubernetes before 1.32, and 1.33):
+			// sendInitialEvents is refused as invalid.
+			if s.paged.CompareAndSwap(false, true) {
+				s.logger.Info("the API server does not stream lists (WatchList): reading first lists in pages", "resource", w.Name, "reason", err)
+			}
+		case !apierrors.IsNotFound(err):
+			return "", err
+		}
+		// Not found: the list tells a resource served in an older
+		// version (olderlive.go) from one not served at all.
+	}
+	return s.pages(ctx, w, ns, o, add)
+}
+
+// stream reads the initial events of a watch-list (KEP-3157) up to the
+// bookmark that ends them, and returns its resourceVersion.
+func (s *Source) stream(ctx context.Context, w *watched, ns string, o metav1.ListOptions, add func(runtime.Object) error) (string, error) {
+	yes, timeout := true, int64(streamTimeout/time.Second)
+	rv := o.ResourceVersion
+	if rv == "0" { // "any": a stream starts at the most recent state instead
+		rv = ""
+	}
+	wi, err := s.backend.Watch(ctx, w.Resource, ns, metav1.ListOptions{
+		LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector,
+		ResourceVersion: rv, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		SendInitialEvents: &yes, AllowWatchBookmarks: true, TimeoutSeconds: &timeout,
+	})
+	if err != nil {
+		return "", err
+	}
+	defer wi.Stop()
+	for e := range wi.ResultChan() {
+		switch e.Type {
+		case watch.Added:
+			if err := add(e.Object); err != nil {
+				return "", err
+			}
+		case watch.Bookmark:
+			m, err := meta.Accessor(e.Object)
+			if err != nil {
+				return "", fmt.Errorf("streaming %s: %w", w.Name, err)
+			}
+			if m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+				return m.GetResourceVersion(), nil
+			}
+		case watch.Error:
+			return "", apierrors.FromObject(e.Object)
+		default:
+			return "", fmt.Errorf("streaming %s: a %s event before the end of the initial events", w.Name, e.Type)
+		}
+	}
+	return "", errNoBookmark
+}
+
+// pages reads w's list in pages of pageSize at the most recent state, each
+// item copied out of its page so that no page outlives its decoding.
+func (s *Source) pages(ctx context.Context, w *watched, ns string, o metav1.ListOptions, add func(runtime.Object) error) (string, error) {
+	// The watch cache answers resourceVersion "0" whole, whatever the
+	// limit: only a read at the most recent state is paged.
+	po := metav1.ListOptions{LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector, Limit: pageSize}
+	for {
+		page, err := s.backend.List(ctx, w.Resource, ns, po)
+		if err != nil {
+			return "", err
+		}
+		if err := meta.EachListItemWithAlloc(page, add); err != nil {
+			return "", fmt.Errorf("listing %s: %w", w.Name, err)
+		}
+		lm, err := meta.ListAccessor(page)
+		if err != nil {
+			return "", fmt.Errorf("listing %s: %w", w.Name, err)
+		}
+		if lm.GetContinue() == "" {
+			return lm.GetResourceVersion(), nil
+		}
+		po.Continue = lm.GetContinue()
+	}
+}
