@@ -17,8 +17,9 @@ import (
 // decoded in one piece holds every object untrimmed (managedFields, every
 // annotation, whole messages) until the informer trims it, and that was
 // the exporter's memory peak (2.3 times its steady memory at 10,000
-// nodes). The API server streams it when it serves WatchList (Kubernetes
-// 1.34, OpenShift 4.21, on by default; 1.32 too): a watch that sends the
+// nodes). The API server streams it where it serves WatchList (on by
+// default in Kubernetes 1.32 and from 1.34, k8s.io/apiserver
+// pkg/features: OpenShift 4.19 and from 4.21): a watch that sends the
 // current objects one by one and a bookmark after the last. Otherwise the
 // list is read in pages of pageSize. Either way each object is trimmed
 // (and events capped) as it is decoded.
