@@ -40,7 +40,7 @@ type heldObject struct {
 	index int
 }
 
-func newHeld(max int) *held { return &held{max: max, byKey: map[string]*heldObject{}} }
+func newHeld(limit int) *held { return &held{max: limit, byKey: map[string]*heldObject{}} }
 
 // admit records an added or changed object. It reports whether the
 // object is held and which held object, if any, it displaced; an object

@@ -3,6 +3,7 @@ package source
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ var stormStart = time.Date(2025, 10, 1, 0, 0, 0, 0, time.UTC)
 func stormEvent(i int) *corev1.Event {
 	return &corev1.Event{
 		TypeMeta:       metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
-		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("build-worker.%06d", i), Namespace: DefaultNamespace, ResourceVersion: fmt.Sprint(100 + i)},
+		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("build-worker.%06d", i), Namespace: DefaultNamespace, ResourceVersion: strconv.Itoa(100 + i)},
 		InvolvedObject: corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "build-worker"},
 		Type:           corev1.EventTypeWarning, Reason: "FailedCreate", Message: "pods \"build-worker-x\" is forbidden: exceeded quota",
 		LastTimestamp: metav1.NewTime(stormStart.Add(time.Duration(i) * time.Second)),
