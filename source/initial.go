@@ -39,31 +39,35 @@ type streamer interface{ streams() bool }
 
 func (c *Clients) streams() bool { return true }
 
-// errNoBookmark: the stream ended before the bookmark that closes the
-// initial events.
-var errNoBookmark = errors.New("the API server ended the stream before its initial-events-end bookmark")
+// refusal is an API server's answer that it does not stream lists: 422
+// when WatchList is off (Kubernetes before 1.32, and 1.33), an error
+// event when it cannot (its etcd does not request watch progress: etcd
+// 3.4), or a stream without its closing bookmark.
+type refusal struct{ err error }
+
+func (r refusal) Error() string { return r.err.Error() }
+func (r refusal) Unwrap() error { return r.err }
 
 // gather feeds add every object of w's first list, streamed when the
 // backend can, else in pages, and returns the list's resourceVersion.
-func (s *Source) gather(ctx context.Context, w *watched, ns string, o metav1.ListOptions, add func(runtime.Object) error) (string, error) {
+// Objects a failed stream fed are forgotten (reset) before the pages.
+func (s *Source) gather(ctx context.Context, w *watched, ns string, o metav1.ListOptions, add func(runtime.Object) error, reset func()) (string, error) {
 	if _, ok := s.backend.(streamer); ok && !s.paged.Load() {
 		rv, err := s.stream(ctx, w, ns, o, add)
-		switch {
-		case err == nil:
+		if err == nil {
 			return rv, nil
-		case ctx.Err() != nil:
-			return "", ctx.Err()
-		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || errors.Is(err, errNoBookmark):
-			// WatchList off (Kubernetes before 1.32, and 1.33):
-			// sendInitialEvents is refused as invalid.
-			if s.paged.CompareAndSwap(false, true) {
-				s.logger.Info("the API server does not stream lists (WatchList): reading first lists in pages", "resource", w.Name, "reason", err)
-			}
-		case !apierrors.IsNotFound(err):
-			return "", err
 		}
-		// Not found: the list tells a resource served in an older
-		// version (olderlive.go) from one not served at all.
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		var r refusal
+		if (errors.As(err, &r) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)) && s.paged.CompareAndSwap(false, true) {
+			s.logger.Info("the API server does not stream lists (WatchList): reading first lists in pages", "resource", w.Name, "reason", err)
+		}
+		// Any failure falls back to pages, as client-go's reflector does:
+		// a list answers what a stream may not (a resource not found in
+		// this version but served in an older one, olderlive.go).
+		reset()
 	}
 	return s.pages(ctx, w, ns, o, add)
 }
@@ -100,12 +104,12 @@ func (s *Source) stream(ctx context.Context, w *watched, ns string, o metav1.Lis
 				return m.GetResourceVersion(), nil
 			}
 		case watch.Error:
-			return "", apierrors.FromObject(e.Object)
+			return "", refusal{apierrors.FromObject(e.Object)}
 		default:
 			return "", fmt.Errorf("streaming %s: a %s event before the end of the initial events", w.Name, e.Type)
 		}
 	}
-	return "", errNoBookmark
+	return "", refusal{fmt.Errorf("streaming %s: the API server ended the stream before its initial-events-end bookmark", w.Name)}
 }
 
 // pages reads w's list in pages of pageSize at the most recent state, each

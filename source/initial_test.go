@@ -33,11 +33,13 @@ func mcnJSON(name string) map[string]any {
 }
 
 // firstListServer plays an API server for MachineConfigNodes that streams
-// lists when stream is set and refuses to (as Kubernetes 1.33 does) when
-// not, serving pages of two items instead. It records each request's query.
+// lists (stream "ok"), refuses to as Kubernetes 1.33 does (422, WatchList
+// off) or as 1.34 does on etcd 3.4 (an error event: etcd cannot report
+// watch progress), serving pages of two items instead. It records each
+// request's query.
 type firstListServer struct {
 	t       *testing.T
-	stream  bool
+	stream  string
 	mu      sync.Mutex
 	queries []url.Values
 }
@@ -55,13 +57,16 @@ func (f *firstListServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	switch {
-	case q.Get("sendInitialEvents") == "true" && f.stream:
+	case q.Get("sendInitialEvents") == "true" && f.stream == "ok":
 		for _, n := range []string{"n1", "n2", "n3"} {
 			_ = enc.Encode(map[string]any{"type": "ADDED", "object": mcnJSON(n)})
 		}
 		_ = enc.Encode(map[string]any{"type": "BOOKMARK", "object": map[string]any{
 			"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigNode",
 			"metadata": map[string]any{"resourceVersion": "42", "annotations": map[string]any{metav1.InitialEventsAnnotationKey: "true"}}}})
+	case q.Get("sendInitialEvents") == "true" && f.stream == "error event":
+		_ = enc.Encode(map[string]any{"type": "ERROR", "object": map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "InternalError", "code": 500,
+			"message": "a watch stream was requested by the client but the required storage feature RequestWatchProgress is disabled"}})
 	case q.Get("sendInitialEvents") == "true":
 		w.WriteHeader(http.StatusUnprocessableEntity)
 		_ = enc.Encode(map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Invalid", "code": 422,
@@ -117,7 +122,7 @@ func firstList(t *testing.T, s *Source, wantRV string) {
 // TestFirstListIsStreamed: an API server that serves WatchList sends the
 // first list as a stream of objects, and no list is asked for.
 func TestFirstListIsStreamed(t *testing.T) {
-	srv := &firstListServer{t: t, stream: true}
+	srv := &firstListServer{t: t, stream: "ok"}
 	s := New(liveClients(t, srv), DefaultNamespace, slog.New(slog.DiscardHandler), nil)
 	firstList(t, s, "42")
 	if got := srv.requests(); !slices.Equal(got, []string{`stream rv="" match=NotOlderThan`}) {
@@ -129,13 +134,17 @@ func TestFirstListIsStreamed(t *testing.T) {
 // stream is read in pages of pageSize at the most recent state (the watch
 // cache answers resourceVersion "0" whole), and asked to stream once only.
 func TestFirstListIsPagedWhenNotStreamed(t *testing.T) {
-	srv := &firstListServer{t: t}
-	s := New(liveClients(t, srv), DefaultNamespace, slog.New(slog.DiscardHandler), nil)
-	firstList(t, s, "43")
-	firstList(t, s, "43")
-	page := fmt.Sprintf(`list rv="" limit=%d continue=`, pageSize)
-	want := []string{`stream rv="" match=NotOlderThan`, page, page + "page2", page, page + "page2"}
-	if got := srv.requests(); !slices.Equal(got, want) {
-		t.Errorf("requests\n%q\nwant\n%q", got, want)
+	for _, refusal := range []string{"422", "error event"} {
+		t.Run(refusal, func(t *testing.T) {
+			srv := &firstListServer{t: t, stream: refusal}
+			s := New(liveClients(t, srv), DefaultNamespace, slog.New(slog.DiscardHandler), nil)
+			firstList(t, s, "43")
+			firstList(t, s, "43")
+			page := fmt.Sprintf(`list rv="" limit=%d continue=`, pageSize)
+			want := []string{`stream rv="" match=NotOlderThan`, page, page + "page2", page, page + "page2"}
+			if got := srv.requests(); !slices.Equal(got, want) {
+				t.Errorf("requests\n%q\nwant\n%q", got, want)
+			}
+		})
 	}
 }

@@ -166,26 +166,32 @@ func (s *Source) list(ctx context.Context, w *watched, ns string, o metav1.ListO
 	trim := transformFor(w.Resource)
 	var items []runtime.Object
 	var h *held
-	var dropped func()
-	if w.Max > 0 {
-		h, dropped = newHeld(w.Max), s.metrics.dropped(w.Name)
+	offered := 0
+	reset := func() {
+		items, offered = nil, 0
+		if w.Max > 0 {
+			h = newHeld(w.Max)
+		}
 	}
+	reset()
 	rv, err := s.gather(ctx, w, ns, o, func(obj runtime.Object) error {
 		if _, err := trim(obj); err != nil {
 			return err
 		}
+		offered++
 		if h == nil {
 			items = append(items, obj)
-		} else if keep, evicted := h.admit(obj); !keep || evicted != nil {
-			dropped()
+		} else {
+			h.admit(obj)
 		}
 		return nil
-	})
+	}, reset)
 	if err != nil {
 		return nil, err
 	}
 	if h != nil {
 		items = h.objects()
+		s.metrics.capped.WithLabelValues(w.Name).Add(float64(offered - len(items)))
 	}
 	list := w.newList()
 	if err := meta.SetList(list, items); err != nil {
