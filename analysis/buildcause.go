@@ -76,7 +76,7 @@ func (c *Cluster) failureMessages(b *mcfgv1.MachineOSBuild, job *batchv1.Job, po
 // MachineOSBuild (BuildFailed, JobFailed, BuildInterrupted), newest first.
 func (c *Cluster) buildEventMessages(build string) []classify.Message {
 	return eventMessages(c.ObjectEvents, func(e *corev1.Event) bool {
-		return e.InvolvedObject.Kind == kindMachineOSBuild && e.InvolvedObject.Name == build
+		return e.InvolvedObject.Kind == KindMachineOSBuild && e.InvolvedObject.Name == build
 	})
 }
 
@@ -161,7 +161,7 @@ func (c *Cluster) jobEventMessages(job string) []classify.Message {
 // after since, newest first: the pod it could not create.
 func (c *Cluster) jobCreateFailures(job string, since time.Time) []classify.Message {
 	return c.jobEvents(job, func(e *corev1.Event) bool {
-		return e.Reason == reasonFailedCreate && e.InvolvedObject.Kind == kindJob && eventLastSeen(e).After(since)
+		return e.Reason == reasonFailedCreate && e.InvolvedObject.Kind == kindJob && EventLastSeen(e).After(since)
 	})
 }
 
@@ -180,7 +180,7 @@ func eventMessages(all []*corev1.Event, keep func(*corev1.Event) bool) []classif
 			events = append(events, e)
 		}
 	}
-	sort.SliceStable(events, func(i, j int) bool { return eventLastSeen(events[j]).Before(eventLastSeen(events[i])) })
+	sort.SliceStable(events, func(i, j int) bool { return EventLastSeen(events[j]).Before(EventLastSeen(events[i])) })
 	var msgs []classify.Message
 	for _, e := range events {
 		msgs = append(msgs, classify.Message{Origin: classify.OriginEvent, Reason: e.Reason, Text: e.Message})

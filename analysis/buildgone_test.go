@@ -108,7 +108,7 @@ func TestOrphanedObjects(t *testing.T) {
 	if got := c.OrphanedObjects(); !reflect.DeepEqual(got, want) {
 		t.Errorf("OrphanedObjects() = %v, want %v", got, want)
 	}
-	c.NotCaptured = map[string]bool{kindMachineOSBuild: true}
+	c.NotCaptured = map[string]bool{KindMachineOSBuild: true}
 	if got := c.OrphanedObjects(); got != nil {
 		t.Errorf("with builds not captured: %v, want nothing concluded", got)
 	}

@@ -38,7 +38,9 @@ const (
 	// operatorDegradedEventPrefix starts the reason of the Warning events
 	// the operator emits while Degraded: "OperatorDegraded: <Task>Failed".
 	operatorDegradedEventPrefix = "OperatorDegraded"
-	kindMachineOSBuild          = "MachineOSBuild"
+	// KindMachineOSBuild is, with KindMachineOSConfig, a kind of the
+	// build controller's events the analysis reads.
+	KindMachineOSBuild = "MachineOSBuild"
 )
 
 // MachineOSConfigFinding is what stage 1 knows about one MachineOSConfig.
@@ -415,8 +417,8 @@ func DegradedEvents(c *Cluster) []DegradedEvent {
 		}
 		r := classify.Classify(classify.Message{Origin: classify.OriginEvent, Reason: e.Reason, Text: e.Message})
 		k := key{reason, r.Class}
-		if prev, seen := last[k]; !seen || eventLastSeen(e).After(prev) {
-			last[k] = eventLastSeen(e)
+		if prev, seen := last[k]; !seen || EventLastSeen(e).After(prev) {
+			last[k] = EventLastSeen(e)
 		}
 	}
 	out := make([]DegradedEvent, 0, len(last))
@@ -472,8 +474,8 @@ var degradedEventReasons = map[string]bool{
 	"BuildDegraded": true, "ConfigReconcileFailed": true,
 }
 
-// eventLastSeen is when the event last happened, whichever API wrote it.
-func eventLastSeen(e *corev1.Event) time.Time {
+// EventLastSeen is when the event last happened, whichever API wrote it.
+func EventLastSeen(e *corev1.Event) time.Time {
 	t := e.CreationTimestamp.Time
 	for _, c := range []time.Time{e.FirstTimestamp.Time, e.LastTimestamp.Time, e.EventTime.Time} {
 		if c.After(t) {

@@ -127,7 +127,7 @@ type Orphan struct {
 // left while the machine-os-builder was down, are never deleted. Nothing
 // is concluded when the builds were not captured.
 func (c *Cluster) OrphanedObjects() []Orphan {
-	if !c.Captured(kindMachineOSBuild) {
+	if !c.Captured(KindMachineOSBuild) {
 		return nil
 	}
 	builds := map[string]bool{}

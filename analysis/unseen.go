@@ -322,7 +322,7 @@ func machineOSBuildSigns(c *Cluster, p *mcfgv1.MachineConfigPool, _ NodePools) [
 		if !ofPool(b.Labels, p.Name) {
 			continue
 		}
-		s := LayeringSign{Kind: kindMachineOSBuild, Name: b.Name, Field: "status.conditions", Since: b.CreationTimestamp.Time}
+		s := LayeringSign{Kind: KindMachineOSBuild, Name: b.Name, Field: "status.conditions", Since: b.CreationTimestamp.Time}
 		switch ph := PhaseOf(b); ph {
 		case BuildFailed, BuildInterrupted:
 			f := c.build(b).Failure

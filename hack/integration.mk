@@ -137,6 +137,19 @@ bench-scale: $(E2E_APISERVER) $(E2E_ETCD) $(E2E_KSM)
 	SCALE_SIZES=$(SIZES) SCALE_SCRAPES=$(SCALE_SCRAPES) SCALE_RESULTS=$(if $(SCALE_RESULTS),$(abspath $(SCALE_RESULTS))) \
 		$(GO) test -tags scale -count=1 -run TestScale -v -timeout 60m ./test/scale/
 
+## bench-storm: the exporter under an event storm (test/scale/storm_test.go):
+## STORM_EVENTS Warning events that passed its earlier selectors
+## (crashlooping pods, pool and Job Warnings) on a real etcd and
+## kube-apiserver; ready time, RSS, peak RSS and the events its watches
+## dropped. STORM_BASELINE=binary measures another exporter beside it,
+## STORM_WATCHLIST=false turns the API server's WatchList off (first lists
+## in pages).
+STORM_EVENTS ?= 400000
+.PHONY: bench-storm
+bench-storm: $(E2E_APISERVER) $(E2E_ETCD)
+	SCALE_ETCD=$(E2E_ETCD) SCALE_KUBE_APISERVER=$(E2E_APISERVER) STORM_EVENTS=$(STORM_EVENTS) \
+		$(GO) test -tags scale -count=1 -run TestEventStorm -v -timeout 60m ./test/scale/
+
 $(E2E_KSM):
 	mkdir -p $(E2E_CACHE)
 	cd hack/kube-state-metrics && nice -n 19 $(GO) build -trimpath -o $@.tmp k8s.io/kube-state-metrics/v2

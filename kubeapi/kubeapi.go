@@ -72,11 +72,25 @@ type Client struct {
 	rest   map[schema.GroupVersion]*rest.RESTClient
 }
 
+// The rate limits of each group's client when the configuration sets
+// none. client-go's defaults (5 requests/s, bursts of 10) throttled the
+// first sync: a list read in pages is a request per page, and 635 pages of
+// events took 128 s. The first sync of 10,000 nodes in pages of 250 is
+// about 100 requests, within one burst; the API server's priority and
+// fairness, not the client, protects the server.
+const (
+	QPS   = 50
+	Burst = 100
+)
+
 // New builds a client for every group version in groups, all sharing one
 // HTTP transport, identified to the API server as userAgent.
 func New(cfg *rest.Config, userAgent string) (*Client, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = userAgent
+	if cfg.QPS == 0 && cfg.RateLimiter == nil {
+		cfg.QPS, cfg.Burst = QPS, Burst
+	}
 	h, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating the API server's HTTP client: %w", err)

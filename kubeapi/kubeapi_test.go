@@ -69,3 +69,27 @@ func TestReviewsRoundTrip(t *testing.T) {
 		t.Fatalf("SubjectAccessReview: %+v, %v", sar, err)
 	}
 }
+
+// TestRateLimitsFitAFirstSync: without limits of its own in the
+// configuration, every group's client allows QPS requests a second in
+// bursts of Burst, not client-go's 5 and 10, which throttled a first sync
+// read in pages; limits the configuration sets are kept.
+func TestRateLimitsFitAFirstSync(t *testing.T) {
+	for _, c := range []struct {
+		cfg  rest.Config
+		want float32
+	}{
+		{rest.Config{Host: "https://api.example:6443"}, QPS},
+		{rest.Config{Host: "https://api.example:6443", QPS: 7, Burst: 9}, 7},
+	} {
+		api, err := New(&c.cfg, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range groups {
+			if got := api.REST(g.gv).GetRateLimiter().QPS(); got != c.want {
+				t.Errorf("config QPS %v: the %s client allows %v requests/s, want %v", c.cfg.QPS, g.gv, got, c.want)
+			}
+		}
+	}
+}

@@ -56,7 +56,7 @@ func apiServer(t *testing.T) *Clients {
 }
 
 // liveClients is the live backend on an API server that h plays.
-func liveClients(t *testing.T, h http.Handler) *Clients {
+func liveClients(t testing.TB, h http.Handler) *Clients {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -149,13 +149,16 @@ func (m *Memory) matching(r Resource, namespace string, o metav1.ListOptions) ([
 
 // selectableFields are the fields of o a field selector may name: those the
 // API server offers for every kind, and for Events the ones the exporter
-// selects on (k8s.io/kubernetes pkg/registry/core/event ToSelectableFields).
+// selects on (k8s.io/kubernetes pkg/registry/core/event ToSelectableFields,
+// which offers source, reportingComponent and the rest of involvedObject
+// too).
 func selectableFields(o runtime.Object) fields.Set {
 	om := o.(metav1.Object)
 	f := fields.Set{"metadata.name": om.GetName(), "metadata.namespace": om.GetNamespace()}
 	if e, ok := o.(*corev1.Event); ok {
 		f["type"], f["reason"] = e.Type, e.Reason
 		f["involvedObject.apiVersion"], f["involvedObject.kind"] = e.InvolvedObject.APIVersion, e.InvolvedObject.Kind
+		f["involvedObject.name"] = e.InvolvedObject.Name
 	}
 	return f
 }

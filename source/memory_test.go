@@ -25,11 +25,18 @@ import (
 const selected = `apiVersion: v1
 kind: List
 items:
-- {apiVersion: v1, kind: Event, metadata: {name: warn, namespace: openshift-machine-config-operator}, type: Warning, reason: BackOff}
-- {apiVersion: v1, kind: Event, metadata: {name: normal, namespace: openshift-machine-config-operator}, type: Normal, reason: Pulled}
-- {apiVersion: v1, kind: Event, metadata: {name: elsewhere, namespace: default}, type: Warning, reason: BackOff}
+- {apiVersion: v1, kind: Event, metadata: {name: warn, namespace: openshift-machine-config-operator}, type: Warning, reason: BackoffLimitExceeded, involvedObject: {apiVersion: batch/v1, kind: Job, name: build-worker}}
+- {apiVersion: v1, kind: Event, metadata: {name: normal, namespace: openshift-machine-config-operator}, type: Normal, reason: SuccessfulCreate, involvedObject: {apiVersion: batch/v1, kind: Job, name: build-worker}}
+- {apiVersion: v1, kind: Event, metadata: {name: pull-failed, namespace: openshift-machine-config-operator}, type: Warning, reason: Failed, involvedObject: {apiVersion: v1, kind: Pod, name: build-worker-x}}
+- {apiVersion: v1, kind: Event, metadata: {name: crashloop, namespace: openshift-machine-config-operator}, type: Warning, reason: BackOff, involvedObject: {apiVersion: v1, kind: Pod, name: machine-config-daemon-x}}
+- {apiVersion: v1, kind: Event, metadata: {name: probe, namespace: openshift-machine-config-operator}, type: Warning, reason: Unhealthy, involvedObject: {apiVersion: v1, kind: Pod, name: machine-config-daemon-x}}
+- {apiVersion: v1, kind: Event, metadata: {name: degraded, namespace: openshift-machine-config-operator}, type: Warning, reason: "OperatorDegraded: MachineOSBuilderFailed", involvedObject: {name: machine-config}}
+- {apiVersion: v1, kind: Event, metadata: {name: pool-warn, namespace: openshift-machine-config-operator}, type: Warning, reason: FailedToDrain, involvedObject: {apiVersion: machineconfiguration.openshift.io/v1, kind: MachineConfigPool, name: worker}}
+- {apiVersion: v1, kind: Event, metadata: {name: elsewhere, namespace: default}, type: Warning, reason: BackoffLimitExceeded, involvedObject: {apiVersion: batch/v1, kind: Job, name: build-worker}}
 - {apiVersion: v1, kind: Event, metadata: {name: mosc-warn, namespace: default}, type: Warning, reason: ConfigReconcileFailed, involvedObject: {apiVersion: machineconfiguration.openshift.io/v1, kind: MachineOSConfig, name: worker}}
 - {apiVersion: v1, kind: Event, metadata: {name: mosc-normal, namespace: default}, type: Normal, reason: ConfigReconciled, involvedObject: {apiVersion: machineconfiguration.openshift.io/v1, kind: MachineOSConfig, name: worker}}
+- {apiVersion: v1, kind: Event, metadata: {name: mosb-warn, namespace: default}, type: Warning, reason: BuildFailed, involvedObject: {apiVersion: machineconfiguration.openshift.io/v1, kind: MachineOSBuild, name: worker-1}}
+- {apiVersion: v1, kind: Event, metadata: {name: pool-default, namespace: default}, type: Warning, reason: BuildDegraded, involvedObject: {apiVersion: machineconfiguration.openshift.io/v1, kind: MachineConfigPool, name: worker}}
 - {apiVersion: v1, kind: Event, metadata: {name: node-warn, namespace: default}, type: Warning, reason: NodeNotReady, involvedObject: {apiVersion: v1, kind: Node, name: worker-0}}
 - {apiVersion: v1, kind: Pod, metadata: {name: machine-os-builder-x, namespace: openshift-machine-config-operator, labels: {k8s-app: machine-os-builder}}}
 - {apiVersion: v1, kind: Pod, metadata: {name: build-worker-x, namespace: openshift-machine-config-operator, labels: {job-name: build-worker}}}
@@ -77,12 +84,15 @@ func TestMemoryAppliesTheSelectorsAsTheAPIServerDoes(t *testing.T) {
 	m := clientsFor(t, fstest.MapFS{"list.yaml": {Data: []byte(selected)}})
 	for name, want := range map[string][]string{
 		"events":                               {"warn"},
+		"events@pods":                          {"pull-failed"},
+		"events@machine-config":                {"degraded"},
+		"events@default-machineosconfig":       {"mosc-warn"},
 		"deployments.apps":                     {"machine-os-builder"},
 		"configmaps":                           {"layered"},
 		"clusteroperators.config.openshift.io": {"machine-config"},
 		"pods":                                 {"build-worker-x"},
 		"pods@machine-os-builder":              {"machine-os-builder-x"},
-		"events@default":                       {"mosc-warn"},
+		"events@default":                       {"mosb-warn"},
 	} {
 		if got := names(t, m, resource(t, name)); !slices.Equal(got, want) {
 			t.Errorf("%s: listed %v, want %v", name, got, want)
@@ -102,8 +112,8 @@ func TestMemoryRejectsWhatTheAPIServerRejects(t *testing.T) {
 			t.Errorf("%+v: err %v, want a BadRequest", o, err)
 		}
 	}
-	_, err := m.List(context.Background(), resource(t, "events"), DefaultNamespace, metav1.ListOptions{FieldSelector: "involvedObject.name=x"})
-	if err == nil || !strings.Contains(err.Error(), "field label not supported: involvedObject.name") {
+	_, err := m.List(context.Background(), resource(t, "events"), DefaultNamespace, metav1.ListOptions{FieldSelector: "source=x"})
+	if err == nil || !strings.Contains(err.Error(), "field label not supported: source") {
 		t.Errorf("unsupported field: %v", err)
 	}
 }
@@ -188,8 +198,8 @@ func TestWatchListChild(t *testing.T) {
 	s := start(t, clientsFor(t, fstest.MapFS{"list.yaml": {Data: []byte(selected)}, "mosc.yaml": {Data: []byte(mosc)}}), nil)
 	waitReady(t, s)
 	c := s.Cluster(time.Now())
-	if len(c.MachineOSConfigs) != 1 || len(c.Events) != 1 || len(c.Deployments) != 1 {
-		t.Errorf("view: %d MachineOSConfigs, %d events, %d deployments; want 1 each", len(c.MachineOSConfigs), len(c.Events), len(c.Deployments))
+	if len(c.MachineOSConfigs) != 1 || len(c.Events) != 3 || len(c.Deployments) != 1 {
+		t.Errorf("view: %d MachineOSConfigs, %d events, %d deployments; want 1, 3 and 1", len(c.MachineOSConfigs), len(c.Events), len(c.Deployments))
 	}
 	for _, r := range Resources() {
 		if n := testutil.ToFloat64(s.metrics.lists.WithLabelValues(r.Name, "success")); n != 0 {

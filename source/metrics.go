@@ -1,9 +1,15 @@
 package source
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 type metrics struct {
 	lists, watches *prometheus.CounterVec
+	// capped counts the objects a capped watch (Resource.Max) did not keep.
+	capped *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -16,15 +22,22 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "ocl_exporter_watch_total",
 			Help: "Watch requests made to the API server per watched resource, by result (success or error).",
 		}, []string{"resource", "result"}),
+		capped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ocl_exporter_events_dropped_total",
+			Help: "Events a watch did not keep because it holds only its newest " + strconv.Itoa(MaxEvents) + ", per watched resource; an event turned away again after a relist counts again.",
+		}, []string{"resource"}),
 	}
 	for _, r := range Resources() {
+		if r.Max > 0 {
+			m.capped.WithLabelValues(r.Name)
+		}
 		for _, result := range []string{"success", "error"} {
 			m.lists.WithLabelValues(r.Name, result)
 			m.watches.WithLabelValues(r.Name, result)
 		}
 	}
 	if reg != nil {
-		reg.MustRegister(m.lists, m.watches)
+		reg.MustRegister(m.lists, m.watches, m.capped)
 	}
 	return m
 }
@@ -35,4 +48,10 @@ func (m *metrics) count(v *prometheus.CounterVec, resource string, err error) {
 		result = "error"
 	}
 	v.WithLabelValues(resource, result).Inc()
+}
+
+// dropped returns what counts an object the watch of resource did not keep.
+func (m *metrics) dropped(resource string) func() {
+	c := m.capped.WithLabelValues(resource)
+	return c.Inc
 }

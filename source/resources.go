@@ -3,6 +3,7 @@ package source
 import (
 	"reflect"
 	"slices"
+	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
@@ -64,6 +65,8 @@ type Resource struct {
 	// Selectors narrow the watch server-side to keep memory flat.
 	LabelSelector string
 	FieldSelector string
+	// Max, when set, caps the objects kept: the newest Max (held.go).
+	Max int
 
 	newObject func() runtime.Object
 	newList   func() runtime.Object
@@ -113,24 +116,58 @@ func Resources() []Resource {
 		// The controller's image is the release's MCO image, which the
 		// builder's must match after an upgrade (OCPBUGS-56220).
 		part(analysis.MachineConfigControllerName, "", withFieldSelector("metadata.name="+analysis.MachineConfigControllerName, deployments())),
-		withFieldSelector("type="+corev1.EventTypeWarning, typed("events", gvr("", "v1", "events"), true,
-			func(c *analysis.Cluster) *[]*corev1.Event { return &c.Events },
-			func() runtime.Object { return &corev1.EventList{} })),
+		// Warnings about the build Jobs, in the MCO namespace: why the Job
+		// controller could not create a pod, or gave up.
+		withFieldSelector(warningsAbout("involvedObject.kind=Job"), events()),
 		// The kubelet's own account of the builder (CrashLoopBackOff, its
 		// last crash's log tail): the Deployment's status says only "not
 		// ready".
 		part("machine-os-builder", "", withLabelSelector(LabelBuilderPod, typed("pods", gvr("", "v1", "pods"), true,
 			func(c *analysis.Cluster) *[]*corev1.Pod { return &c.BuilderPods },
 			func() runtime.Object { return &corev1.PodList{} }))),
+		// The kubelet's Warnings about pods in the MCO namespace (a build
+		// pod's failed pull, mount or eviction), except the BackOff and
+		// Unhealthy of crashlooping or unready pods: build pods are never
+		// restarted and have no probes, and a BackOff of a pull only
+		// repeats the Failed event that holds the cause.
+		part("pods", "", withFieldSelector(warningsAbout("involvedObject.kind=Pod,reason!=BackOff,reason!=Unhealthy"), events())),
+		// The operator's Warnings ("OperatorDegraded: <Task>Failed") are
+		// about its ClusterOperator, recorded in the MCO namespace
+		// (ctrlcommon.NamespacedEventRecorder) and without a kind when the
+		// operator read it from a watch: selected by its name.
+		part(ClusterOperatorName, "", withFieldSelector(warningsAbout("involvedObject.name="+ClusterOperatorName), events())),
 		// The build controller records the events of MachineOSConfigs and
 		// MachineOSBuilds, cluster-scoped, in namespace default, where the
-		// kubelet also records every node's: only Warnings about the MCO's
-		// own objects are read.
-		part(EventNamespace, EventNamespace, withFieldSelector("type="+corev1.EventTypeWarning+",involvedObject.apiVersion="+mcfgv1.GroupVersion.String(),
-			typed("events", gvr("", "v1", "events"), true,
-				func(c *analysis.Cluster) *[]*corev1.Event { return &c.ObjectEvents },
-				func() runtime.Object { return &corev1.EventList{} }))),
+		// kubelet also records every node's and the node controller
+		// every pool's: only Warnings about those two kinds are read.
+		part(EventNamespace, EventNamespace, withFieldSelector(objectWarnings(analysis.KindMachineOSBuild), objectEvents())),
+		part(EventNamespace+"-"+strings.ToLower(analysis.KindMachineOSConfig), EventNamespace,
+			withFieldSelector(objectWarnings(analysis.KindMachineOSConfig), objectEvents())),
 	}
+}
+
+// events are the Warning events of the MCO namespace, objectEvents those
+// about the MCO's cluster-scoped objects in namespace default; a watch
+// keeps the newest MaxEvents.
+func events() Resource {
+	return eventsIn(func(c *analysis.Cluster) *[]*corev1.Event { return &c.Events })
+}
+func objectEvents() Resource {
+	return eventsIn(func(c *analysis.Cluster) *[]*corev1.Event { return &c.ObjectEvents })
+}
+
+func eventsIn(field func(*analysis.Cluster) *[]*corev1.Event) Resource {
+	r := typed("events", gvr("", "v1", "events"), true, field, func() runtime.Object { return &corev1.EventList{} })
+	r.Max = MaxEvents
+	return r
+}
+
+// warningsAbout selects the Warning events that also match selector.
+func warningsAbout(selector string) string { return "type=" + corev1.EventTypeWarning + "," + selector }
+
+// objectWarnings selects the Warning events about the MCO's objects of kind.
+func objectWarnings(kind string) string {
+	return warningsAbout("involvedObject.apiVersion=" + mcfgv1.GroupVersion.String() + ",involvedObject.kind=" + kind)
 }
 
 // typed watches the kind T (a pointer to E, whose type name is the kind, as

@@ -7,6 +7,7 @@ package source
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -36,12 +37,18 @@ type Source struct {
 	// a resource's availability. Readers re-render only when it moves.
 	generation atomic.Uint64
 	outage     outage
+	// paged is set once the API server refused to stream a list: first
+	// lists are read in pages from then on.
+	paged atomic.Bool
 }
 
 type watched struct {
 	Resource
 	informer cache.SharedIndexInformer
 	status   status
+	// held is what a capped resource's informer holds (Resource.Max),
+	// from its last list on.
+	held atomic.Pointer[held]
 }
 
 // New prepares informers for every resource in Resources(), listed and
@@ -101,6 +108,9 @@ func (s *Source) listWatch(w *watched) cache.ListerWatcher {
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			wi, err := s.backend.Watch(ctx, w.Resource, ns, narrow(o))
 			s.metrics.count(s.metrics.watches, w.Name, err)
+			if h := w.held.Load(); err == nil && h != nil {
+				wi = newCappedWatch(wi, h, w.Resource, s.metrics.dropped(w.Name))
+			}
 			// After an outage the reflector resumes its watch from the last
 			// resourceVersion without listing again: a watch that starts is
 			// what tells the resource is readable again.
@@ -136,13 +146,13 @@ func (s *Source) notCaptured(w *watched, err error) error {
 // listWait bounds how long a list waits for another to finish.
 const listWait = 10 * time.Second
 
-// list lists one resource and trims its items, one list at a time. A list
-// arrives whole and untrimmed (managedFields, every annotation), and all
-// informers start together: listed at once, every node and
-// MachineConfigNode would exist untrimmed at the same moment, the
-// exporter's memory peak. The informer trims again; trimming is idempotent.
-// A list that waited listWait for its turn goes ahead anyway, so a list the
-// API server is slow to answer cannot hold up the others.
+// list reads one resource's first list (initial.go), trimming each object
+// as it arrives and keeping at most Resource.Max of a capped one, one list
+// at a time: all informers start together, and one list's objects in
+// flight at a time keep the start-up peak low. The informer trims again;
+// trimming is idempotent. A list that waited listWait for its turn goes
+// ahead anyway, so a list the API server is slow to answer cannot hold up
+// the others.
 func (s *Source) list(ctx context.Context, w *watched, ns string, o metav1.ListOptions) (runtime.Object, error) {
 	wait := time.NewTimer(listWait)
 	defer wait.Stop()
@@ -153,16 +163,43 @@ func (s *Source) list(ctx context.Context, w *watched, ns string, o metav1.ListO
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	obj, err := s.backend.List(ctx, w.Resource, ns, o)
+	trim := transformFor(w.Resource)
+	var items []runtime.Object
+	var h *held
+	offered := 0
+	reset := func() {
+		items, offered = nil, 0
+		if w.Max > 0 {
+			h = newHeld(w.Max)
+		}
+	}
+	reset()
+	rv, err := s.gather(ctx, w, ns, o, func(obj runtime.Object) error {
+		if _, err := trim(obj); err != nil {
+			return err
+		}
+		offered++
+		if h == nil {
+			items = append(items, obj)
+		} else {
+			h.admit(obj)
+		}
+		return nil
+	}, reset)
 	if err != nil {
 		return nil, err
 	}
-	trim := transformFor(w.Resource)
-	err = meta.EachListItem(obj, func(item runtime.Object) error {
-		_, err := trim(item)
-		return err
-	})
-	return obj, err
+	if h != nil {
+		items = h.objects()
+		s.metrics.capped.WithLabelValues(w.Name).Add(float64(offered - len(items)))
+	}
+	list := w.newList()
+	if err := meta.SetList(list, items); err != nil {
+		return nil, fmt.Errorf("listing %s: %w", w.Name, err)
+	}
+	list.(metav1.ListInterface).SetResourceVersion(rv)
+	w.held.Store(h)
+	return list, nil
 }
 
 // Generation moves whenever the view or a resource's availability changes.

@@ -137,9 +137,17 @@ func trimEvent(e *corev1.Event) {
 const maxEventReason = 256
 
 // headBytes and tailBytes keep at most n bytes of the start or the end
-// of s, dropping a rune cut in two.
-func headBytes(s string, n int) string { return strings.ToValidUTF8(s[:min(n, len(s))], "") }
-func tailBytes(s string, n int) string { return strings.ToValidUTF8(s[max(0, len(s)-n):], "") }
+// of s, dropping a rune cut in two, in a string of their own: a part of
+// s would keep all of s in memory.
+func headBytes(s string, n int) string { return clip(s, 0, min(n, len(s))) }
+func tailBytes(s string, n int) string { return clip(s, max(0, len(s)-n), len(s)) }
+
+func clip(s string, from, to int) string {
+	if from == 0 && to == len(s) {
+		return s
+	}
+	return strings.Clone(strings.ToValidUTF8(s[from:to], ""))
+}
 
 // trimPod keeps the status (where the cause of a failed build lives, image
 // names included), the labels that tie the pod to its Job, the annotation

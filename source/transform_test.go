@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -75,6 +76,7 @@ func TestEventKeepsWhatTheAnalysisReadsClipped(t *testing.T) {
 	if len(e.Message) > MaxEventMessage || !strings.HasSuffix(e.Message, cause) || !utf8.ValidString(e.Message) {
 		t.Errorf("message of %d bytes kept, want at most %d, valid UTF-8, ending with the cause", len(e.Message), MaxEventMessage)
 	}
+
 	want.Message = e.Message
 	want.ObjectMeta = metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace, ResourceVersion: want.ResourceVersion, CreationTimestamp: want.CreationTimestamp}
 	want.InvolvedObject = corev1.ObjectReference{Kind: "ClusterOperator", Name: "machine-config", APIVersion: "config.openshift.io/v1"}
@@ -82,5 +84,18 @@ func TestEventKeepsWhatTheAnalysisReadsClipped(t *testing.T) {
 	want.ReportingController, want.ReportingInstance, want.Action, want.Related = "", "", "", nil
 	if !reflect.DeepEqual(*e, want) {
 		t.Errorf("kept\n%+v\nwant\n%+v", *e, want)
+	}
+}
+
+// TestClippedTextIsAStringOfItsOwn: a clipped message or reason is a copy;
+// a part of the decoded one would keep all of it in memory (a 1 MiB
+// message for the 4 KiB kept).
+func TestClippedTextIsAStringOfItsOwn(t *testing.T) {
+	whole := strings.Repeat("x", 1<<20)
+	start := uintptr(unsafe.Pointer(unsafe.StringData(whole)))
+	for name, clipped := range map[string]string{"tail": tailBytes(whole, MaxEventMessage), "head": headBytes(whole, maxEventReason)} {
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(clipped))); p >= start && p < start+uintptr(len(whole)) {
+			t.Errorf("%s: the clipped text points into the whole text, which it keeps in memory", name)
+		}
 	}
 }

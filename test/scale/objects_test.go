@@ -86,23 +86,34 @@ func createAll(ctx context.Context, k *cluster.Kube, objs []*unstructured.Unstru
 	if err := k.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	work := make(chan *unstructured.Unstructured)
+	return parallel(ctx, 32, len(objs), func(ctx context.Context, i int) error {
+		if err := k.Create(ctx, objs[i]); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create %s %s: %w", objs[i].GetKind(), objs[i].GetName(), err)
+		}
+		return nil
+	})
+}
+
+// parallel runs do for 0 to n-1 on that many workers and returns the
+// first error.
+func parallel(ctx context.Context, workers, n int, do func(ctx context.Context, i int) error) error {
+	work := make(chan int)
 	errs := make(chan error, 1)
 	var wg sync.WaitGroup
-	for range 32 {
+	for range workers {
 		wg.Go(func() {
-			for u := range work {
-				if err := k.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
+			for i := range work {
+				if err := do(ctx, i); err != nil {
 					select {
-					case errs <- fmt.Errorf("create %s %s: %w", u.GetKind(), u.GetName(), err):
+					case errs <- err:
 					default:
 					}
 				}
 			}
 		})
 	}
-	for _, u := range objs {
-		work <- u
+	for i := range n {
+		work <- i
 	}
 	close(work)
 	wg.Wait()
