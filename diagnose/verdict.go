@@ -25,7 +25,11 @@ func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int, po
 		}
 	}
 	var bad, unseen []string
-	if slices.ContainsFunc(r.Cluster, func(c Check) bool { return c.Status == Failed }) {
+	// With MachineOSConfigs unreadable, the reader's own missing access is
+	// why nothing can be diagnosed (exit 2), not a problem found (exit 1).
+	if slices.ContainsFunc(r.Cluster, func(c Check) bool {
+		return c.Status == Failed && (unread == nil || c.ID != CheckExporterAccess)
+	}) {
 		bad = append(bad, "cluster")
 	}
 	for _, p := range r.Pools {
