@@ -154,20 +154,7 @@ func TestStatusOfALayeredPoolWithoutItsMachineOSConfig(t *testing.T) {
 	if mf := scrape(t, base)["ocl_pool_layered"]; mf != nil {
 		t.Errorf("ocl_pool_layered concluded from MachineOSConfigs not captured: %v", mf)
 	}
-	req, err := http.NewRequest(http.MethodGet, base+"/status", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r diagnose.Report
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		t.Fatal(err)
-	}
+	r := statusJSON(t, base)
 	for _, p := range r.Pools {
 		if p.Name == "layered" && (!p.Layered || p.Verdict == diagnose.Healthy) {
 			t.Errorf("/status: pool layered %+v, want layered and not healthy", p)

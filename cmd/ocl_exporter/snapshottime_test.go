@@ -30,7 +30,16 @@ func reportTime(t *testing.T, out string) time.Time {
 // statusTime reads the time of /status, asked for as JSON.
 func statusTime(t *testing.T, base string) time.Time {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, base+"/status", nil)
+	return statusJSON(t, base).Time
+}
+
+// statusJSON reads the report of /status, asked for as JSON.
+func statusJSON(t *testing.T, base string) diagnose.Report {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+"/status", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -41,7 +50,7 @@ func statusTime(t *testing.T, base string) time.Time {
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
 		t.Fatal(err)
 	}
-	return r.Time
+	return r
 }
 
 // TestSnapshotEvaluatedAtItsCaptureTime: examples/snapshot, read as a
