@@ -3,23 +3,18 @@ package alerts
 import (
 	"bytes"
 	"fmt"
-	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/ocl-exporter/ocl_exporter/source"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 	"github.com/ocl-exporter/ocl_exporter/test/lifecycle"
 )
@@ -150,7 +145,7 @@ func timeline(t *testing.T, l *lifecycle.Lifecycle, states []lifecycle.State) []
 				samples = append(samples, sample{formatSeries("up", target), 0})
 			}
 		} else {
-			samples = scrapeTargets(t, objectsSource(t, st.Objects), targets)
+			samples = scrapeTargets(t, sourcetest.FromUnstructured(t, st.Objects), targets)
 		}
 		for _, s := range samples {
 			if values[s.series] == nil {
@@ -197,26 +192,6 @@ func expanding(vs []string) string {
 		i = j
 	}
 	return strings.Join(parts, " ")
-}
-
-// objectsSource runs the offline source (the --snapshot loader, informers
-// and transforms) on a stage's objects.
-func objectsSource(t *testing.T, objs []*unstructured.Unstructured) *source.Source {
-	t.Helper()
-	var b bytes.Buffer
-	for _, u := range objs {
-		y, err := sigsyaml.Marshal(u.Object)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString("---\n")
-		b.Write(y)
-	}
-	loaded, err := source.Load(fstest.MapFS{"objects.yaml": {Data: b.Bytes()}}, ".", slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sourcetest.FromObjects(t, loaded)
 }
 
 // expectedAlerts turns the alerts of an expectation, PromQL selectors of

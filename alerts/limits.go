@@ -20,6 +20,9 @@ import "time"
 type Limits struct {
 	// BuildMaxDuration is how long a build may run.
 	BuildMaxDuration time.Duration `rule:"ocl:build_max_duration_seconds" from:"vector"`
+	// BuildRefusedAfter is how long a build the MCO will never start (one
+	// still Initial whose cause is known) may wait before it fails.
+	BuildRefusedAfter time.Duration `rule:"OCLMachineOSBuildTooLong" from:"for"`
 	// BuildNotStartedAfter is how long a pool may wait for its build to
 	// be created.
 	BuildNotStartedAfter time.Duration `rule:"OCLMachineOSBuildNotStarted" from:"threshold"`

@@ -8,6 +8,7 @@ import "time"
 // syntax trees (see Limits).
 var RuleLimits = Limits{
 	BuildMaxDuration:        3600 * time.Second,  // ocl:build_max_duration_seconds vector
+	BuildRefusedAfter:       300 * time.Second,   // OCLMachineOSBuildTooLong for
 	BuildNotStartedAfter:    1800 * time.Second,  // OCLMachineOSBuildNotStarted threshold
 	NotSeededAfter:          1800 * time.Second,  // OCLPrebuiltImageNotSeeded for
 	LeftoversAfter:          21600 * time.Second, // OCLBuildObjectsLeftBehind for

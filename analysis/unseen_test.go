@@ -62,6 +62,14 @@ func TestUnseenLayeredPools(t *testing.T) {
 	}{
 		{name: "image build failed", c: Cluster{MachineConfigPools: []*mcfgv1.MachineConfigPool{unseenPool(poolCondition(mcfgv1.MachineConfigPoolImageBuildDegraded, corev1.ConditionTrue, "BuildFailed", "Failed to build OS image for pool layered (MachineOSBuild: layered-1): manifest unknown"))}},
 			want: LayeringFailing, sign: "pool ImageBuildDegraded", class: classify.ImageNotFound},
+		{
+			// OCPBUGS-112465: the build's Failed message quoted by
+			// syncBuildFailureStatus; a refused push is the build's, not a
+			// node's pull secret.
+			name: "image build failed, push refused", c: Cluster{MachineConfigPools: []*mcfgv1.MachineConfigPool{unseenPool(poolCondition(mcfgv1.MachineConfigPoolImageBuildDegraded, corev1.ConditionTrue, "BuildFailed",
+				`Failed to build OS image for pool layered (MachineOSBuild: layered-1): Failed: Error: pushing image "quay.io/example-org/layered-os:layered-1" to "docker://quay.io/example-org/layered-os:layered-1": writing blob: initiating layer upload to /v2/example-org/layered-os/blobs/uploads/ in quay.io: unauthorized: access to the requested resource is not authorized`))}},
+			want: LayeringFailing, sign: "pool ImageBuildDegraded", class: classify.PushUnauthorized,
+		},
 		{name: "image building", c: Cluster{MachineConfigPools: []*mcfgv1.MachineConfigPool{unseenPool(poolCondition(mcfgv1.MachineConfigPoolImageBuildDegraded, corev1.ConditionFalse, "Building", "Build started for pool layered"))}},
 			want: LayeringMoving, sign: "pool ImageBuildDegraded"},
 		{name: "no layered objects left", c: Cluster{MachineConfigPools: []*mcfgv1.MachineConfigPool{unseenPool(poolCondition(mcfgv1.MachineConfigPoolImageBuildDegraded, corev1.ConditionFalse, "NoLayeredObjects", "No layered pool objects found"))}}},

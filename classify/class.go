@@ -153,8 +153,19 @@ var originStages = map[Origin]stages{
 	OriginPoolCondition: build | rollout,
 }
 
-func (o Origin) stages() stages {
-	if s, ok := originStages[o]; ok {
+// reasonStages narrows an origin by its reason: a pool's ImageBuildDegraded
+// (reason BuildFailed, reconciler.go syncBuildFailureStatus) quotes the
+// build's Failed condition, which carries the failure's message since
+// OCPBUGS-112465, so a push refused there is the build's, not a node's.
+var reasonStages = map[signal]stages{
+	{OriginPoolCondition, "BuildFailed"}: build,
+}
+
+func (m Message) stages() stages {
+	if s, ok := reasonStages[signal{m.Origin, m.Reason}]; ok {
+		return s
+	}
+	if s, ok := originStages[m.Origin]; ok {
 		return s
 	}
 	return anyStage

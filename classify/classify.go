@@ -45,7 +45,7 @@ func Classify(m Message) Result {
 	}
 
 	text := tail(m.Text)
-	s := scan{text: text, lower: asciiLower(text), in: m.Origin.stages(), log: m.Origin.isLog()}
+	s := scan{text: text, lower: asciiLower(text), in: m.stages(), log: m.Origin.isLog()}
 	return s.run()
 }
 

@@ -132,6 +132,15 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 			}
 			setCause(&fd, bd.Stuck)
 			pods.fail(fd)
+		case bd.Phase == analysis.BuildInitial && bd.Failure != nil && b.now.Sub(bd.Created) > b.limits.BuildRefusedAfter:
+			// One the MCO will never start: the alert does not wait the hour.
+			fd := Finding{
+				Object: mosb, Field: "status.conditions",
+				Message: fmt.Sprintf("MachineOSBuild %s was created %s ago and the MCO will never start it", bd.Name, b.now.Sub(bd.Created).Round(time.Minute)),
+				Since:   timePtr(bd.Created), Runbook: b.runbook(alertBuildTooLong), Commands: cmds,
+			}
+			setCause(&fd, bd.Failure)
+			duration.fail(fd)
 		case b.now.Sub(start) > b.limits.BuildMaxDuration:
 			duration.fail(Finding{
 				Object: mosb, Field: "status.buildStart",

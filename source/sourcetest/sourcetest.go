@@ -4,13 +4,17 @@
 package sourcetest
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"testing"
+	"testing/fstest"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/source"
@@ -27,6 +31,27 @@ func Source(t testing.TB, dir string) *source.Source {
 		t.Fatal(err)
 	}
 	return FromObjects(t, objs)
+}
+
+// FromUnstructured runs the offline source (the --snapshot loader,
+// informers and transforms) on objects as a file would hold them, such as
+// a lifecycle stage's.
+func FromUnstructured(t testing.TB, objs []*unstructured.Unstructured) *source.Source {
+	t.Helper()
+	var b bytes.Buffer
+	for _, u := range objs {
+		y, err := sigsyaml.Marshal(u.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("---\n")
+		b.Write(y)
+	}
+	loaded, err := source.Load(fstest.MapFS{"objects.yaml": {Data: b.Bytes()}}, ".", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return FromObjects(t, loaded)
 }
 
 // FromObjects serves objs through the offline backend and the real
