@@ -63,6 +63,44 @@ type generation struct {
 	// retired: replaced or shut down, so its servers' ending is expected
 	// (closing a listener under http.Server.Serve ends it with that error).
 	retired atomic.Bool
+	serving sync.WaitGroup // its servers' web.Serve, until each returns
+	conns   connCount      // open connections of its servers, for retire
+}
+
+// connCount counts a generation's open connections from its servers'
+// ConnState, and says when the last one closed.
+type connCount struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed while n is 0 after a close
+}
+
+func (c *connCount) track(state http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch state {
+	case http.StateNew:
+		c.n++
+	case http.StateClosed, http.StateHijacked:
+		c.n--
+		if c.n == 0 && c.zero != nil {
+			close(c.zero)
+			c.zero = nil
+		}
+	}
+}
+
+// idle returns a channel closed once the generation has no connection.
+func (c *connCount) idle() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan struct{})
+	if c.n == 0 {
+		close(ch)
+	} else {
+		c.zero = ch
+	}
+	return ch
 }
 
 // Serve opens the listen addresses and serves them until Shutdown; it
@@ -177,10 +215,18 @@ func (s *Serving) start(w *WebConfig) (*generation, error) {
 		// web.Serve wraps the server's handler and sets its TLS: a server
 		// serves one listener of one generation.
 		srv := NewHTTPServer(s.handler, s.timeouts, s.logger)
-		srv.ConnState = trackState
+		srv.ConnState = func(c net.Conn, state http.ConnState) {
+			trackState(c, state)
+			g.conns.track(state)
+		}
 		h := sock.handoff()
 		g.servers, g.handoffs = append(g.servers, srv), append(g.handoffs, h)
-		go func() { g.exited <- web.Serve(h, srv, &flags, s.logger) }()
+		g.serving.Add(1)
+		go func() {
+			err := web.Serve(h, srv, &flags, s.logger)
+			g.serving.Done()
+			g.exited <- err
+		}()
 	}
 	for _, h := range g.handoffs {
 		select {
@@ -218,24 +264,49 @@ func (g *generation) stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// retire stops a generation that a newer one replaced. Its copy of the web
-// config is closed once its last connection is, as its servers read it
-// on each request and handshake; past drain (by then the server's
-// timeouts have ended every request) the connections are closed, and the
-// copy is left open rather than have its descriptor number reused under
-// a handshake still running.
+// retire stops a generation that a newer one replaced, without
+// http.Server.Shutdown: a server shutting down closes, unanswered, a
+// connection it accepted before its handoff closed but whose request it
+// reads after (net/http conn.serve), and a new connection is not retried
+// by clients. With keep-alives off instead, idle connections are closed
+// (a client retries a request on a reused connection) and every other one
+// is answered once and closed. Its copy of the web config is closed once
+// its last connection is, as its servers read it on each request and
+// handshake; past drain (by then the server's timeouts have ended every
+// request) the connections are closed, and the copy is left open rather
+// than have its descriptor number reused under a handshake still running.
 func (g *generation) retire(drain time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), drain)
-	defer cancel()
-	if err := g.stop(ctx); err != nil {
+	for _, h := range g.handoffs {
+		_ = h.Close()
+	}
+	for _, srv := range g.servers {
+		srv.SetKeepAlivesEnabled(false)
+	}
+	timer := time.NewTimer(drain)
+	defer timer.Stop()
+	select {
+	case <-g.quiet():
+		if g.web != nil {
+			g.web.Close()
+		}
+	case <-timer.C:
 		for _, srv := range g.servers {
 			_ = srv.Close()
 		}
-		return
 	}
-	if g.web != nil {
-		g.web.Close()
-	}
+}
+
+// quiet is closed once the generation's servers stopped accepting (a
+// server tracks a connection only after its Accept returned it) and
+// their last connection closed.
+func (g *generation) quiet() <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		g.serving.Wait()
+		<-g.conns.idle()
+		close(ch)
+	}()
+	return ch
 }
 
 // ReloadOn reloads the web config whenever sig delivers, logging the
