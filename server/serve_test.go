@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/exporter-toolkit/web"
@@ -106,5 +107,69 @@ func TestReloadsAreNotFailures(t *testing.T) {
 	}
 	if err := s.Wait(); err != nil {
 		t.Errorf("after 20 reloads and a shutdown, Wait: %v", err)
+	}
+}
+
+// TestReloadAnswersEveryConnection: a connection that arrives while a
+// reload replaces the servers is answered, by the old generation or the
+// new one, never closed unanswered (a client does not retry a request on
+// a fresh connection).
+func TestReloadAnswersEveryConnection(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(file, []byte("http_server_config:\n  headers:\n    X-Frame-Options: deny\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := LoadWebConfig(file, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noSystemd := false
+	s, err := serveOn(ServeConfig{Handler: http.NotFoundHandler(), Timeouts: DefaultTimeouts, Flags: &web.FlagConfig{WebSystemdSocket: &noSystemd},
+		WebConfig: w, Logger: slog.New(slog.DiscardHandler)}, []net.Listener{l}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown(t.Context()) })
+	url := "http://" + l.Addr().String() + "/"
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	done := make(chan struct{})
+	failures := make(chan error, 1)
+	var clients sync.WaitGroup
+	for range 4 {
+		clients.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				resp, err := client.Get(url)
+				if err != nil {
+					select {
+					case failures <- err:
+					default:
+					}
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	for range 300 {
+		if _, err := s.Reload(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	clients.Wait()
+	select {
+	case err := <-failures:
+		t.Errorf("a request during 300 reloads: %v", err)
+	default:
 	}
 }
