@@ -40,7 +40,7 @@ const resourceMachineOSConfigs = "machineosconfigs.machineconfiguration.openshif
 // New diagnoses one view of the cluster. status is the source's view of
 // which resources it could read.
 func New(c *analysis.Cluster, status []source.ResourceStatus, o Options) *Report {
-	b := newBuilder(c, o)
+	b := newReportBuilder(c, o)
 	r := &Report{SchemaVersion: SchemaVersion, Time: c.Now.UTC(), Namespace: c.Namespace, Cluster: b.clusterChecks(status), Pools: []Pool{}}
 	pools := b.poolNames()
 	for _, name := range pools {
@@ -62,8 +62,9 @@ func reason(st source.ResourceStatus, o Options) string {
 	return st.Reason
 }
 
-// builder holds the analysis findings one report reads, computed once.
-type builder struct {
+// reportBuilder holds the analysis findings one report reads, computed
+// once.
+type reportBuilder struct {
 	c       *analysis.Cluster
 	o       Options
 	limits  alerts.Limits
@@ -77,15 +78,16 @@ type builder struct {
 	// building marks the MachineOSConfigs with a build not over.
 	building map[string]bool
 	orphans  map[string][]analysis.Orphan // by MachineOSConfig
-	builder  analysis.BuilderFinding
-	op       *analysis.OperatorFinding
+	// machineOSBuilder is the machine-os-builder Deployment's state.
+	machineOSBuilder analysis.BuilderFinding
+	op               *analysis.OperatorFinding
 	// unseen are the pools with signs of image mode in a view without
 	// MachineOSConfigs, by name.
 	unseen map[string]analysis.UnseenLayering
 }
 
-func newBuilder(c *analysis.Cluster, o Options) *builder {
-	b := &builder{
+func newReportBuilder(c *analysis.Cluster, o Options) *reportBuilder {
+	b := &reportBuilder{
 		c: c, o: o, limits: o.Limits, now: c.Now,
 		moscs: map[string]analysis.MachineOSConfigFinding{}, objects: map[string]*mcfgv1.MachineOSConfig{},
 		builds: map[string]analysis.Build{}, waits: map[string]analysis.BuildWait{}, left: map[string]int{}, building: map[string]bool{}, orphans: map[string][]analysis.Orphan{},
@@ -95,7 +97,7 @@ func newBuilder(c *analysis.Cluster, o Options) *builder {
 		b.limits = alerts.RuleLimits
 	}
 	all := analysis.Analyze(c, 0)
-	b.rollout, b.builder, b.op = all.Rollout, all.Builder, all.Operator
+	b.rollout, b.machineOSBuilder, b.op = all.Rollout, all.Builder, all.Operator
 	for _, f := range all.Configs {
 		b.moscs[f.Pool] = f
 	}
@@ -125,7 +127,7 @@ func newBuilder(c *analysis.Cluster, o Options) *builder {
 }
 
 // poolNames lists every pool and every pool a MachineOSConfig names.
-func (b *builder) poolNames() []string {
+func (b *reportBuilder) poolNames() []string {
 	var names []string
 	for _, p := range b.rollout.Pools {
 		names = append(names, p.Name)
@@ -139,7 +141,7 @@ func (b *builder) poolNames() []string {
 	return names
 }
 
-func (b *builder) runbook(alert string) *Runbook {
+func (b *reportBuilder) runbook(alert string) *Runbook {
 	return &Runbook{Alert: alert, URL: b.o.RunbookBase + alert + ".md"}
 }
 
@@ -154,7 +156,7 @@ func timePtr(t time.Time) *time.Time {
 // pool walks one pool through the stages. After a failed stage a later
 // one is evaluated when it has evidence of its own (evidence), else it is
 // not reached.
-func (b *builder) pool(name string) Pool {
+func (b *reportBuilder) pool(name string) Pool {
 	p := Pool{Name: name, Verdict: Healthy}
 	f, layered := b.moscs[name]
 	var rollout *analysis.PoolRollout
@@ -213,7 +215,7 @@ func (b *builder) pool(name string) Pool {
 // the stage was not reached; with some, it shows what happened before the
 // earlier stage failed (a build that failed, nodes mid-rollout), which is
 // often the cause to fix.
-func (b *builder) evidence(s *Stage, f analysis.MachineOSConfigFinding, nodes []analysis.NodeRollout) bool {
+func (b *reportBuilder) evidence(s *Stage, f analysis.MachineOSConfigFinding, nodes []analysis.NodeRollout) bool {
 	switch s.Number {
 	case StageBuild:
 		return slices.ContainsFunc(b.c.MachineOSBuilds, func(m *mcfgv1.MachineOSBuild) bool {
@@ -227,7 +229,7 @@ func (b *builder) evidence(s *Stage, f analysis.MachineOSConfigFinding, nodes []
 	return false
 }
 
-func (b *builder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.NodeRollout) string {
+func (b *reportBuilder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.NodeRollout) string {
 	if failed := failedStages(p); len(failed) > 0 {
 		parts := make([]string, len(failed))
 		for i, fs := range failed {
@@ -328,7 +330,7 @@ func failedStages(p Pool) []failedStage {
 	return out
 }
 
-func (b *builder) stage(n int, checks []Check) Stage {
+func (b *reportBuilder) stage(n int, checks []Check) Stage {
 	s := Stage{Number: n, Name: stageNames[n], Status: Passed, Checks: checks}
 	for _, c := range checks {
 		switch {

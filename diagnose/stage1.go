@@ -9,7 +9,7 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/classify"
 )
 
-func (b *builder) configChecks(f analysis.MachineOSConfigFinding) []Check {
+func (b *reportBuilder) configChecks(f analysis.MachineOSConfigFinding) []Check {
 	m := b.objects[f.Name]
 	mosc := Object{Kind: "MachineOSConfig", Name: f.Name}
 	created := m.CreationTimestamp.Time

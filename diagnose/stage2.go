@@ -10,7 +10,7 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/classify"
 )
 
-func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
+func (b *reportBuilder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 	ns := b.c.Namespace
 	created := check(CheckBuildCreated)
 	if w := b.waits[f.Name]; w.Waiting && (f.PreBuilt == nil || !f.PreBuilt.Annotated) {
@@ -24,7 +24,7 @@ func (b *builder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 			Since:   timePtr(w.Since), Commands: notStartedCommands(f.Name, f.Pool, ns),
 		}
 		switch {
-		case !b.builder.Ready && !b.builder.Unknown:
+		case !b.machineOSBuilder.Ready && !b.machineOSBuilder.Unknown:
 			fd.Class, fd.Runbook = classify.BuilderUnavailable, b.runbook(alertBuilderNotReady)
 			created.fail(fd)
 		case b.now.Sub(w.Since) > b.limits.BuildNotStartedAfter:
