@@ -85,24 +85,25 @@ func addCommands(app *kingpin.Application, o *toolOptions) {
 	addReviewCommand(app, o)
 }
 
-// exitCode is an exit status other than 1, with the error to print if any.
-type exitCode struct {
+// exitError asks for an exit code other than 1, with the error to print
+// if any.
+type exitError struct {
 	code int
 	err  error
 }
 
-func (e exitCode) Error() string {
+func (e exitError) Error() string {
 	if e.err == nil {
 		return fmt.Sprintf("exit status %d", e.code)
 	}
 	return e.err.Error()
 }
 
-func (e exitCode) Unwrap() error { return e.err }
+func (e exitError) Unwrap() error { return e.err }
 
-// exitStatus is the process exit status for run's error.
-func exitStatus(err error) int {
-	var ec exitCode
+// exitCodeOf is the process's exit code for run's error.
+func exitCodeOf(err error) int {
+	var ec exitError
 	if errors.As(err, &ec) {
 		return ec.code
 	}
@@ -124,13 +125,13 @@ const (
 // command line diagnose cannot run with exits 2, as scripts expect.
 func usageError(args []string, err error) error {
 	if slices.Contains(args, diagnoseCommand) {
-		return exitCode{couldNotDiagnose, err}
+		return exitError{couldNotDiagnose, err}
 	}
 	if slices.Contains(args, captureCommand) {
-		return exitCode{couldNotCapture, err}
+		return exitError{couldNotCapture, err}
 	}
 	if slices.Contains(args, reviewCommand) {
-		return exitCode{couldNotReview, err}
+		return exitError{couldNotReview, err}
 	}
 	return err
 }
@@ -140,11 +141,11 @@ func usageError(args []string, err error) error {
 func runDiagnose(ctx context.Context, o *options, logger *slog.Logger) error {
 	at, err := fixedTime(o)
 	if err != nil {
-		return exitCode{couldNotDiagnose, err}
+		return exitError{couldNotDiagnose, err}
 	}
 	src, who, err := syncedSource(ctx, o, logger)
 	if err != nil {
-		return exitCode{couldNotDiagnose, err}
+		return exitError{couldNotDiagnose, err}
 	}
 	if at.IsZero() {
 		at = evaluationClock(o, src)()
@@ -153,10 +154,10 @@ func runDiagnose(ctx context.Context, o *options, logger *slog.Logger) error {
 	r := diagnose.New(src.Cluster(at), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase, Pool: o.tool.pool, Identity: who})
 	color := diagnose.UseColor(isTerminal(stdout), os.Getenv)
 	if err := diagnose.Write(stdout, r, o.tool.output, diagnose.TextOptions{Color: color}); err != nil {
-		return exitCode{couldNotDiagnose, fmt.Errorf("writing the report: %w", err)}
+		return exitError{couldNotDiagnose, fmt.Errorf("writing the report: %w", err)}
 	}
 	if code := r.Verdict.ExitCode(); code != 0 {
-		return exitCode{code: code}
+		return exitError{code: code}
 	}
 	return nil
 }

@@ -43,19 +43,19 @@ const name = "ocl_exporter"
 // allocation list has filled, and below the NodePort range (30000-32767).
 const defaultAddress = ":29100"
 
-func main() { os.Exit(status()) }
+func main() { os.Exit(exitCode()) }
 
-// status runs the command line and returns the process's exit status, so
+// exitCode runs the command line and returns the process's exit code, so
 // that its deferred calls run before os.Exit.
-func status() int {
+func exitCode() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
 		// A bare exit status (diagnose's verdict) has nothing to print.
-		if ec := (exitCode{}); !errors.As(err, &ec) || ec.err != nil {
+		if ec := (exitError{}); !errors.As(err, &ec) || ec.err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		}
-		return exitStatus(err)
+		return exitCodeOf(err)
 	}
 	return 0
 }
@@ -267,7 +267,7 @@ var tools = map[string]func(context.Context, *options, *slog.Logger) error{
 	diagnoseCommand: runDiagnose,
 	captureCommand: func(ctx context.Context, o *options, logger *slog.Logger) error {
 		if err := runCapture(ctx, o, logger); err != nil {
-			return exitCode{couldNotCapture, err}
+			return exitError{couldNotCapture, err}
 		}
 		return nil
 	},

@@ -111,7 +111,7 @@ func TestNoClusterExitsTheSame(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		err := run(ctx, append(args, "--sync-timeout=60s"), &logs)
 		cancel()
-		if code := exitStatus(err); code != 2 || err == nil {
+		if code := exitCodeOf(err); code != 2 || err == nil {
 			t.Errorf("%v: exit status %d (%v), want 2 with the cause", args, code, err)
 		}
 		if logs.Len() > 0 {
