@@ -9,15 +9,44 @@ import (
 	"slices"
 	"time"
 
+	"github.com/alecthomas/kingpin/v2"
+
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
+
+const captureCommand = "capture"
+
+// captureOptions are capture's own flags.
+type captureOptions struct {
+	out   string
+	force bool
+}
+
+// addCaptureCommand declares capture and its flags.
+func addCaptureCommand(app *kingpin.Application, o *toolOptions) {
+	c := app.Command(captureCommand, "Write a snapshot of the objects the exporter watches, trimmed as the exporter keeps them (Secrets as metadata only), from a live cluster, for diagnose --snapshot and the exporter's --snapshot. Exit 0 once written (a resource it could not read is recorded as not captured), 2 when it wrote nothing: no cluster, no resource readable, a wrong command line, an output it may not replace.")
+	c.Flag("output", "File to write, or a directory (an existing one, or a path ending in /) to write one file per resource into; - for standard output. Written whole or not at all.").
+		Short('o').Default("-").StringVar(&o.capture.out)
+	c.Flag("force", "Replace an existing --output file, or a non-empty --output directory holding only snapshot files (.yaml, .yml, .json).").BoolVar(&o.capture.force)
+	c.Flag("sync-timeout", "How long to wait for the first list of every resource.").Default("60s").DurationVar(&o.syncTimeout)
+}
+
+// couldNotCapture is capture's exit code when it wrote nothing.
+const couldNotCapture = 2
 
 // runCapture lists every watched resource once, as the exporter does
 // (same selectors, same transforms: Secrets as metadata only), and writes
 // what the caches hold as a snapshot. A resource it could not read is
 // recorded as not captured, with the reason, in its file; when none could
-// be read it writes nothing and fails.
+// be read it writes nothing and fails, exit code couldNotCapture.
 func runCapture(ctx context.Context, o *options, logger *slog.Logger) error {
+	if err := captureSnapshot(ctx, o, logger); err != nil {
+		return exitError{couldNotCapture, err}
+	}
+	return nil
+}
+
+func captureSnapshot(ctx context.Context, o *options, logger *slog.Logger) error {
 	server := "snapshot " + o.snapshot
 	switch {
 	case o.example:
@@ -48,7 +77,7 @@ func runCapture(ctx context.Context, o *options, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	return writeCapture(o.tool.captureOut, files, o.tool.force)
+	return writeCapture(o.tool.capture.out, files, o.tool.capture.force)
 }
 
 // dashValues rewrites "-o -" and "--output -" as "--output=-": kingpin

@@ -89,7 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, err
 	}
 	o.command = command
-	if err := expandHome(&o.kubeconfig, &o.snapshot, o.web.WebConfigFile, &o.tool.captureOut, &o.tool.review.bearerTokenFile, &o.tool.review.caFile); err != nil {
+	if err := expandHome(&o.kubeconfig, &o.snapshot, o.web.WebConfigFile, &o.tool.capture.out, &o.tool.review.bearerTokenFile, &o.tool.review.caFile); err != nil {
 		return nil, err
 	}
 	if o.tool.runbookBase == "" {
@@ -260,18 +260,6 @@ func withAuth(h http.Handler, o *options, restConfig *rest.Config, logger *slog.
 	}
 	logger.Info("scrapes need a Kubernetes bearer token allowed to get the metrics path", "open", server.PublicPaths)
 	return auth.Wrap(h), nil
-}
-
-// tools are the commands that run once and exit, by name.
-var tools = map[string]func(context.Context, *options, *slog.Logger) error{
-	diagnoseCommand: runDiagnose,
-	captureCommand: func(ctx context.Context, o *options, logger *slog.Logger) error {
-		if err := runCapture(ctx, o, logger); err != nil {
-			return exitError{couldNotCapture, err}
-		}
-		return nil
-	},
-	reviewCommand: runReview,
 }
 
 // unreachable returns, live, when the first list of every resource failed
