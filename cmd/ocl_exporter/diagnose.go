@@ -112,13 +112,3 @@ func isTerminal(w io.Writer) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
-
-// statusReport diagnoses the source's current view for the status page.
-// A snapshot is a frozen incident: it is evaluated at its capture time,
-// as diagnose does, unless --now.
-func statusReport(src *source.Source, o *options) func() *diagnose.Report {
-	now := evaluationClock(o, src)
-	return func() *diagnose.Report {
-		return diagnose.New(src.Cluster(now()), src.Status(), diagnose.Options{RunbookBase: o.tool.runbookBase, Public: true})
-	}
-}
