@@ -12,10 +12,10 @@ import (
 )
 
 // human reports whether a person read the cluster (Options.Identity).
-func (b *builder) human() bool { return isPerson(b.o.Identity) }
+func (b *reportBuilder) human() bool { return isPerson(b.o.Identity) }
 
 // clusterChecks are the checks every pool depends on.
-func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
+func (b *reportBuilder) clusterChecks(status []source.ResourceStatus) []Check {
 	access := check(CheckExporterAccess)
 	for _, st := range status {
 		switch {
@@ -54,25 +54,25 @@ func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
 	builder := check(CheckBuilder)
 	// Pools that use image mode need the builder, whether their
 	// MachineOSConfigs are in the view or only their signs.
-	expected := fmt.Sprintf("%d MachineOSConfig(s) exist", b.builder.MachineOSConfigs)
-	if b.builder.ConfigsUnknown {
-		expected = fmt.Sprintf("%d pool(s) use image mode", b.builder.UnseenLayered)
+	expected := fmt.Sprintf("%d MachineOSConfig(s) exist", b.machineOSBuilder.MachineOSConfigs)
+	if b.machineOSBuilder.ConfigsUnknown {
+		expected = fmt.Sprintf("%d pool(s) use image mode", b.machineOSBuilder.UnseenLayered)
 	}
-	needed := b.builder.MachineOSConfigs+b.builder.UnseenLayered > 0
+	needed := b.machineOSBuilder.MachineOSConfigs+b.machineOSBuilder.UnseenLayered > 0
 	switch {
-	case !needed && b.builder.ConfigsUnknown && !b.builder.Ready:
+	case !needed && b.machineOSBuilder.ConfigsUnknown && !b.machineOSBuilder.Ready:
 		builder.notCaptured(Finding{Object: Object{Kind: "Resource", Name: resourceMachineOSConfigs},
 			Message: "the snapshot holds no MachineOSConfig at all and no pool shows signs of image mode: whether the machine-os-builder should run is unknown"})
-	case needed && b.builder.Unknown:
+	case needed && b.machineOSBuilder.Unknown:
 		builder.notCaptured(notCapturedFinding(Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}))
-	case needed && !b.builder.Ready:
+	case needed && !b.machineOSBuilder.Ready:
 		f := Finding{
 			Object: Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}, Field: "status.readyReplicas",
 			Message: expected + ", but the machine-os-builder has no ready pod",
 			Class:   classify.BuilderUnavailable,
 			Runbook: b.runbook(alertBuilderNotReady), Commands: builderCommands(b.c.Namespace),
 		}
-		if r := b.builder.Failure; r != nil {
+		if r := b.machineOSBuilder.Failure; r != nil {
 			f.Message += "; its pod cannot run"
 			f.Class, f.Excerpt = r.Class, r.Excerpt
 		}
@@ -84,11 +84,11 @@ func (b *builder) clusterChecks(status []source.ResourceStatus) []Check {
 // builderImage compares the builder's image with the controller's
 // (OCPBUGS-56220); without both Deployments, when a builder should run,
 // it is unknown.
-func (b *builder) builderImage() Check {
+func (b *reportBuilder) builderImage() Check {
 	image := check(CheckBuilderImage)
 	deploy := Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}
-	switch stale := b.builder.ImageStale; {
-	case stale == nil && b.builder.Ready:
+	switch stale := b.machineOSBuilder.ImageStale; {
+	case stale == nil && b.machineOSBuilder.Ready:
 		image.notCaptured(Finding{Object: Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: analysis.MachineConfigControllerName},
 			Message: "the machine-config-controller Deployment is not in the view: whether the builder runs the release's MCO image is unknown"})
 	case stale != nil && *stale:

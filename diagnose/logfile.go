@@ -71,7 +71,7 @@ func logFiles(pods []*corev1.Pod) []logFile {
 // holds its log: the cause (an invalid Containerfile, a build object it
 // could not create) is written nowhere else. It leaves fd as it is
 // without one.
-func (b *builder) builderLogCause(fd *Finding, mosc string) {
+func (b *reportBuilder) builderLogCause(fd *Finding, mosc string) {
 	for _, p := range b.c.BuilderPods {
 		file, lines, ok := strings.Cut(p.Annotations[source.AnnotationBuilderErrors], "\n")
 		if !ok {

@@ -19,7 +19,7 @@ import (
 // config has not finished: the node controller targets no node meanwhile
 // ("waiting for OS image build", pkg/controller/node/status.go), as
 // OCLRolloutStalled reads it.
-func (b *builder) buildAwaited(pool string) bool {
+func (b *reportBuilder) buildAwaited(pool string) bool {
 	f, ok := b.moscs[pool]
 	if !ok {
 		u, signs := b.unseen[pool]
@@ -35,7 +35,7 @@ func (b *builder) buildAwaited(pool string) bool {
 // stops writing the pool's status (canLayeredContinue, 4.16 and 4.17
 // canLayeredPoolContinue), so the build's check says why, as
 // OCLRolloutStalled leaves it to the build alerts.
-func (b *builder) buildBlocks(pool string) bool {
+func (b *reportBuilder) buildBlocks(pool string) bool {
 	f, ok := b.moscs[pool]
 	if !ok {
 		return false
@@ -48,7 +48,7 @@ func (b *builder) buildBlocks(pool string) bool {
 	return false
 }
 
-func (b *builder) nodes(pool string) []analysis.NodeRollout {
+func (b *reportBuilder) nodes(pool string) []analysis.NodeRollout {
 	var out []analysis.NodeRollout
 	for _, n := range b.rollout.Nodes {
 		if n.Pool == pool {
@@ -59,7 +59,7 @@ func (b *builder) nodes(pool string) []analysis.NodeRollout {
 	return out
 }
 
-func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []analysis.NodeRollout, layered bool) []Check {
+func (b *reportBuilder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []analysis.NodeRollout, layered bool) []Check {
 	failing := b.nodeFailures(nodes, layered)
 	progress, offTarget := b.progressCheck(pool, r, nodes)
 	pause := b.pausedCheck(pool, r, offTarget)
@@ -74,7 +74,7 @@ func (b *builder) rolloutChecks(pool string, r *analysis.PoolRollout, nodes []an
 // nodeFailures lists the nodes whose update fails. Without
 // MachineConfigNodes (a 4.18 must-gather gathers none), what only they
 // report of a layered pool's nodes stays unknown.
-func (b *builder) nodeFailures(nodes []analysis.NodeRollout, layered bool) *pending {
+func (b *reportBuilder) nodeFailures(nodes []analysis.NodeRollout, layered bool) *pending {
 	failing := check(CheckNodes)
 	for _, n := range nodes {
 		if n.Failure == nil {
@@ -96,7 +96,7 @@ func (b *builder) nodeFailures(nodes []analysis.NodeRollout, layered bool) *pend
 
 // progressCheck follows the nodes to the pool's target, and returns how
 // many machines are off it.
-func (b *builder) progressCheck(pool string, r *analysis.PoolRollout, nodes []analysis.NodeRollout) (*pending, int) {
+func (b *reportBuilder) progressCheck(pool string, r *analysis.PoolRollout, nodes []analysis.NodeRollout) (*pending, int) {
 	progress := check(CheckProgress)
 	var waiting, working []string
 	// Any node of the pool updating or failing moves the rollout: the
@@ -149,7 +149,7 @@ func (b *builder) progressCheck(pool string, r *analysis.PoolRollout, nodes []an
 }
 
 // pausedCheck fails a pool left paused while offTarget machines wait.
-func (b *builder) pausedCheck(pool string, r *analysis.PoolRollout, offTarget int) *pending {
+func (b *reportBuilder) pausedCheck(pool string, r *analysis.PoolRollout, offTarget int) *pending {
 	pause := check(CheckPaused)
 	if r == nil || !r.Paused || offTarget == 0 {
 		return pause
@@ -180,7 +180,7 @@ func (b *builder) pausedCheck(pool string, r *analysis.PoolRollout, offTarget in
 
 // poolConditionCheck fails a degraded condition of a layered pool that
 // no node or build failure explains.
-func (b *builder) poolConditionCheck(pool string, nodeFailing bool) *pending {
+func (b *reportBuilder) poolConditionCheck(pool string, nodeFailing bool) *pending {
 	cond := check(CheckPoolCond)
 	mcp := b.c.Pool(pool)
 	if mcp == nil {
@@ -228,7 +228,7 @@ func nodeList(nodes []string) string {
 // their target for limits.OverMaxUnavailableAfter than the MCO's maxUnavailable
 // allows, as OCLPoolMaxUnavailableExceeded reads it (a snapshot has no
 // history, so each node's own UpdatingSince stands for it).
-func (b *builder) maxUnavailableCheck(pool string, r *analysis.PoolRollout, nodes []analysis.NodeRollout) *pending {
+func (b *reportBuilder) maxUnavailableCheck(pool string, r *analysis.PoolRollout, nodes []analysis.NodeRollout) *pending {
 	c := check(CheckMaxUnavailable)
 	if r == nil || r.MaxUnavailable == 0 || r.Machines.OffTarget <= r.MaxUnavailable {
 		return c

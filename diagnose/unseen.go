@@ -36,7 +36,7 @@ var unseenStates = map[analysis.LayeringState]string{
 // unseenStages are the stages of such a pool: its MachineOSConfig not
 // captured, what its signs show of its builds, and its rollout as the
 // nodes tell it.
-func (b *builder) unseenStages(name string, u analysis.UnseenLayering, rollout *analysis.PoolRollout, nodes []analysis.NodeRollout) []Stage {
+func (b *reportBuilder) unseenStages(name string, u analysis.UnseenLayering, rollout *analysis.PoolRollout, nodes []analysis.NodeRollout) []Stage {
 	mosc := check(CheckMOSCCaptured)
 	kinds := make([]string, 0, len(u.Signs))
 	for _, s := range u.Signs {

@@ -14,14 +14,6 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
-func TestEveryWatchedResourceHasAKind(t *testing.T) {
-	for _, r := range source.Resources() {
-		if kinds[r.GVR.Resource] == "" {
-			t.Errorf("%s: add its kind to capture's kinds", r.Name)
-		}
-	}
-}
-
 // capture runs `ocl_exporter capture` with args.
 func capture(t *testing.T, args ...string) {
 	t.Helper()
@@ -183,22 +175,5 @@ func TestCaptureDashIsStandardOutput(t *testing.T) {
 		if err != nil || !strings.Contains(out, "# ocl_exporter capture of secrets") {
 			t.Errorf("%v: %v, output %d bytes", args, err, len(out))
 		}
-	}
-}
-
-// TestCaptureWritesWholeOrNothing: when files fail half way, nothing is
-// left at the output, and every failure is named.
-func TestCaptureWritesWholeOrNothing(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "snap")
-	files := map[string][]byte{"a.yaml": []byte("a"), "no/such/b.yaml": []byte("b"), "no/such/c.yaml": []byte("c")}
-	err := writeCapture(out+"/", files, false)
-	if err == nil || !strings.Contains(err.Error(), "b.yaml") || !strings.Contains(err.Error(), "c.yaml") {
-		t.Errorf("error %v, want both failed files named", err)
-	}
-	if _, err := os.Lstat(out); err == nil {
-		t.Error("a failed capture left a partial directory")
-	}
-	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".capture-*")); len(left) > 0 {
-		t.Errorf("temporary files left: %v", left)
 	}
 }

@@ -20,7 +20,7 @@ import (
 func diagnoseRun(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	out, err := runOutput(t, append([]string{"diagnose", "--log.level=warn"}, args...)...)
-	return out, exitStatus(err)
+	return out, exitCodeOf(err)
 }
 
 // runOutput runs the binary's run() with args and returns its standard
@@ -150,8 +150,8 @@ func TestDiagnoseLogsOnlyWarnings(t *testing.T) {
 		var logs bytes.Buffer
 		err := run(context.Background(), tc.args, &logs)
 		stdout = old
-		if exitStatus(err) != 1 {
-			t.Fatalf("%v: exit status %d, want 1", tc.args, exitStatus(err))
+		if exitCodeOf(err) != 1 {
+			t.Fatalf("%v: exit status %d, want 1", tc.args, exitCodeOf(err))
 		}
 		if got := strings.Contains(logs.String(), "level=INFO"); got != tc.info {
 			t.Errorf("%v: info lines logged %v, want %v:\n%s", tc.args, got, tc.info, logs.String())

@@ -9,20 +9,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"syscall"
 	"text/template"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/common/promslog"
 	"github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
@@ -43,19 +37,19 @@ const name = "ocl_exporter"
 // allocation list has filled, and below the NodePort range (30000-32767).
 const defaultAddress = ":29100"
 
-func main() { os.Exit(status()) }
+func main() { os.Exit(exitCode()) }
 
-// status runs the command line and returns the process's exit status, so
+// exitCode runs the command line and returns the process's exit code, so
 // that its deferred calls run before os.Exit.
-func status() int {
+func exitCode() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
 		// A bare exit status (diagnose's verdict) has nothing to print.
-		if ec := (exitCode{}); !errors.As(err, &ec) || ec.err != nil {
+		if ec := (exitError{}); !errors.As(err, &ec) || ec.err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		}
-		return exitStatus(err)
+		return exitCodeOf(err)
 	}
 	return 0
 }
@@ -89,7 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, err
 	}
 	o.command = command
-	if err := expandHome(&o.kubeconfig, &o.snapshot, o.web.WebConfigFile, &o.tool.captureOut, &o.tool.review.bearerTokenFile, &o.tool.review.caFile); err != nil {
+	if err := expandHome(&o.kubeconfig, &o.snapshot, o.web.WebConfigFile, &o.tool.capture.out, &o.tool.review.bearerTokenFile, &o.tool.review.caFile); err != nil {
 		return nil, err
 	}
 	if o.tool.runbookBase == "" {
@@ -141,6 +135,8 @@ func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 	return app, o
 }
 
+// run runs the command line args: a subcommand once, else the exporter
+// until ctx ends.
 func run(ctx context.Context, args []string, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
@@ -155,152 +151,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if tool, ok := tools[o.command]; ok {
 		return tool(ctx, o, logger)
 	}
-
-	// Everything that can be wrong in the configuration fails here, before
-	// the first informer starts.
-	webConfig, err := loadWebConfig(o.web)
-	if err != nil {
-		return err
-	}
-	ownWebConfig := webConfig != nil // until server.Serve takes it
-	defer func() {
-		if ownWebConfig {
-			webConfig.Close()
-		}
-	}()
-	// SIGHUP reloads the web config once serving; it used to end the
-	// process.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer func() { signal.Stop(hup); close(hup) }()
-	backend, restConfig, err := openClients(o, logger)
-	if err != nil {
-		return err
-	}
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		versioncollector.NewCollector(name),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	src := source.New(backend, o.namespace, logger, reg)
-	o.collector.Now = evaluationClock(o, src)
-	noteEvaluatedNow(o, src, logger)
-	renderer, err := collector.NewRenderer(collector.New(src, o.collector), src, logger)
-	if err != nil {
-		return err
-	}
-
-	handler, err := server.Handler(server.Config{
-		MetricsPath: o.metricsPath, Registry: reg, Rendered: renderer,
-		Readiness: readiness{src, renderer}, Logger: logger, MaxRequests: o.maxRequests,
-		Status: statusReport(src, o), StatusGeneration: src.Generation, Profiling: o.pprof,
-	})
-	if err != nil {
-		return err
-	}
-	if o.pprof {
-		handler = withPprof(handler)
-	}
-	if handler, err = withAuth(handler, o, restConfig, logger); err != nil {
-		return err
-	}
-	src.Run(ctx)
-	go renderer.Run(ctx, o.renderInterval)
-	go releaseStartupMemory(ctx, renderer.Ready)
-	started := []any{"version", version.Info(), "build_context", version.BuildContext(), "namespace", o.namespace}
-	if restConfig != nil {
-		started = append(started, "server", restConfig.Host)
-	}
-	logger.Info("starting "+name, started...)
-
-	ownWebConfig = false
-	serving, err := server.Serve(server.ServeConfig{Handler: handler, Timeouts: server.DefaultTimeouts,
-		Flags: o.web, WebConfig: webConfig, MaxConns: o.maxConnections, Logger: logger})
-	if err != nil {
-		return err
-	}
-	go server.ReloadOn(hup, serving, logger)
-	return serve(ctx, serving, src, restConfig)
-}
-
-// serve answers on the listen addresses until ctx ends, the servers fail,
-// or, live, the cluster turns out unreachable from the start.
-func serve(ctx context.Context, serving *server.Serving, src *source.Source, restConfig *rest.Config) error {
-	errc := make(chan error, 2)
-	go func() { errc <- serving.Wait() }()
-	if restConfig != nil {
-		go func() { errc <- unreachable(ctx, src, restConfig.Host) }()
-	}
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return serving.Shutdown(shutdown)
-	}
-}
-
-// withAuth puts --auth.kubernetes in front of h, when set.
-func withAuth(h http.Handler, o *options, restConfig *rest.Config, logger *slog.Logger) (http.Handler, error) {
-	if !o.authKubernetes {
-		return h, nil
-	}
-	// Reviews get a client and rate limiter of their own: sharing the
-	// informers' let a token flood starve both.
-	reviews, err := server.NewReviewClient(restConfig, name+"/"+version.Version)
-	if err != nil {
-		return nil, err
-	}
-	auth, err := server.NewKubernetesAuth(server.KubernetesAuthConfig{Client: reviews, CacheTTL: o.authCacheTTL, Audiences: o.authAudiences, Logger: logger})
-	if err != nil {
-		return nil, err
-	}
-	logger.Info("scrapes need a Kubernetes bearer token allowed to get the metrics path", "open", server.PublicPaths)
-	return auth.Wrap(h), nil
-}
-
-// tools are the commands that run once and exit, by name.
-var tools = map[string]func(context.Context, *options, *slog.Logger) error{
-	diagnoseCommand: runDiagnose,
-	captureCommand: func(ctx context.Context, o *options, logger *slog.Logger) error {
-		if err := runCapture(ctx, o, logger); err != nil {
-			return exitCode{couldNotCapture, err}
-		}
-		return nil
-	},
-	reviewCommand: runReview,
-}
-
-// unreachable returns, live, when the first list of every resource failed
-// in a way waiting does not fix (refused, unknown host, 401, an untrusted
-// certificate): a misconfigured exporter exits at once naming each cause,
-// rather than serve nothing and retry forever. Once anything was read, an
-// API server that goes away is waited out; then it blocks until ctx ends.
-func unreachable(ctx context.Context, src *source.Source, host string) error {
-	var u *source.UnreachableError
-	if err := src.WaitReady(ctx); errors.As(err, &u) {
-		return fmt.Errorf("cluster %s: %w", host, err)
-	}
-	<-ctx.Done()
-	return nil
-}
-
-// loadWebConfig reads --web.config.file once, into the private copy
-// exporter-toolkit is pointed at (server.WebConfig); nil without one.
-// Checked here, not with the flags: the file is mounted only where the
-// exporter runs.
-func loadWebConfig(flags *web.FlagConfig) (*server.WebConfig, error) {
-	if *flags.WebConfigFile == "" {
-		return nil, nil
-	}
-	w, err := server.LoadWebConfig(*flags.WebConfigFile, maxWebConfigBytes)
-	if err != nil {
-		return nil, flagError("web.config.file", "%v", err)
-	}
-	return w, nil
+	return runServe(ctx, o, logger)
 }
 
 // evaluationClock is the time a view is evaluated at: a snapshot's capture
@@ -325,47 +176,6 @@ func noteEvaluatedNow(o *options, src *source.Source, logger *slog.Logger) {
 			"snapshot", o.snapshot)
 	}
 }
-
-// releaseStartupMemory hands the pages of the initial lists back to the OS
-// once the first complete render is out. Those lists are the exporter's
-// largest allocation: every object as the API server sends it, before the
-// transforms trim it, all resources at once. Without this the Go runtime
-// keeps their pages until later collections and its background scavenger
-// release them, and the resident memory reads as if they were in use.
-func releaseStartupMemory(ctx context.Context, ready func() bool) {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for !ready() {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-	debug.FreeOSMemory()
-}
-
-// withPprof serves Go's profiles under /debug/pprof/ and the rest with h.
-func withPprof(h http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.Handle("/", h)
-	return mux
-}
-
-// readiness is ready once the metrics served reflect a synced source.
-type readiness struct {
-	*source.Source
-	renderer *collector.Renderer
-}
-
-func (r readiness) Ready() bool { return r.renderer.Ready() }
-
-func (r readiness) RenderFailure() string { return r.renderer.Failure() }
 
 // openClients returns what the informers read through and, live, the
 // configuration of the API server (nil offline).

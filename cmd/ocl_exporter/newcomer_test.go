@@ -62,8 +62,8 @@ func TestPathFlagsExpandTilde(t *testing.T) {
 	if want := filepath.Join(home, ".kube", "config"); o.kubeconfig != want {
 		t.Errorf("--kubeconfig=~/.kube/config read as %q, want %q", o.kubeconfig, want)
 	}
-	if want := filepath.Join(home, "snap"); o.tool.captureOut != want+"/" && o.tool.captureOut != want {
-		t.Errorf("--output=~/snap/ read as %q, want %q", o.tool.captureOut, want+"/")
+	if want := filepath.Join(home, "snap"); o.tool.capture.out != want+"/" && o.tool.capture.out != want {
+		t.Errorf("--output=~/snap/ read as %q, want %q", o.tool.capture.out, want+"/")
 	}
 	o, err = parseFlags([]string{"diagnose", "--snapshot=~"}, &bytes.Buffer{})
 	if err != nil || o.snapshot != home {
@@ -111,7 +111,7 @@ func TestNoClusterExitsTheSame(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		err := run(ctx, append(args, "--sync-timeout=60s"), &logs)
 		cancel()
-		if code := exitStatus(err); code != 2 || err == nil {
+		if code := exitCodeOf(err); code != 2 || err == nil {
 			t.Errorf("%v: exit status %d (%v), want 2 with the cause", args, code, err)
 		}
 		if logs.Len() > 0 {

@@ -96,16 +96,16 @@ func runReview(ctx context.Context, o *options, logger *slog.Logger) error {
 	ro := o.tool.review
 	w, err := reviewWindow(ro, time.Now())
 	if err != nil {
-		return exitCode{couldNotReview, err}
+		return exitError{couldNotReview, err}
 	}
 	var rt http.RoundTripper
 	if o.example {
 		if ro.prometheus != "" || ro.windowSet || ro.cluster != "" || ro.bearerTokenFile != "" {
-			return exitCode{couldNotReview, errors.New("--example reviews the history built into the binary: drop --prometheus, --from, --to, --cluster and --bearer-token-file")}
+			return exitError{couldNotReview, errors.New("--example reviews the history built into the binary: drop --prometheus, --from, --to, --cluster and --bearer-token-file")}
 		}
 		rec, err := review.Example()
 		if err != nil {
-			return exitCode{couldNotReview, err}
+			return exitError{couldNotReview, err}
 		}
 		srv := httptest.NewServer(rec.Handler())
 		defer srv.Close()
@@ -114,27 +114,27 @@ func runReview(ctx context.Context, o *options, logger *slog.Logger) error {
 	} else {
 		u, user, err := querierURL(ro.prometheus)
 		if err != nil {
-			return exitCode{couldNotReview, err}
+			return exitError{couldNotReview, err}
 		}
 		if rt, err = reviewTransport(o, u, user, logger); err != nil {
-			return exitCode{couldNotReview, err}
+			return exitError{couldNotReview, err}
 		}
 		ro.prometheus = u.String()
 	}
 	v1api, err := review.NewAPI(ro.prometheus, review.LimitBody(rt, review.Bounds{Bytes: int64(ro.maxBytes), Series: ro.maxSeries}))
 	if err != nil {
-		return exitCode{couldNotReview, err}
+		return exitError{couldNotReview, err}
 	}
 	f := review.Filter{Pool: o.tool.pool, Cluster: ro.cluster, Selector: ro.selector}
 	ctx, cancel := context.WithTimeout(ctx, 15*ro.timeout)
 	defer cancel()
 	series, warnings, err := review.Fetch(ctx, timedQuerier{review.API{V1: v1api, MaxSeries: ro.maxSeries}, ro.timeout}, w, f)
 	if err != nil {
-		return exitCode{couldNotReview, fmt.Errorf("review: %w", err)}
+		return exitError{couldNotReview, fmt.Errorf("review: %w", err)}
 	}
 	r, err := review.Build(series, warnings, w, f)
 	if err != nil {
-		return exitCode{couldNotReview, fmt.Errorf("review of %s to %s: %w", w.From.UTC().Format(time.RFC3339), w.To.UTC().Format(time.RFC3339), err)}
+		return exitError{couldNotReview, fmt.Errorf("review of %s to %s: %w", w.From.UTC().Format(time.RFC3339), w.To.UTC().Format(time.RFC3339), err)}
 	}
 	return review.Render(stdout, r, o.tool.output)
 }

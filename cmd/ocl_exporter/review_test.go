@@ -33,7 +33,7 @@ func TestReviewRefusesBadInput(t *testing.T) {
 		{[]string{"--prometheus=http://127.0.0.1:1", `--selector=job="x"}) or vector(1) or up{a="`}, "--selector"},
 	} {
 		out, err := runOutput(t, append([]string{"review", "--log.level=warn"}, tc.args...)...)
-		if code := exitStatus(err); code != couldNotReview || err == nil || !strings.Contains(err.Error(), tc.want) {
+		if code := exitCodeOf(err); code != couldNotReview || err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: exit %d, %v (output %q), want 2 naming %q", tc.args, code, err, out, tc.want)
 		}
 	}
@@ -46,7 +46,7 @@ func TestReviewSendsTheToken(t *testing.T) {
 	srv, got := forbidding(t)
 	_, err := runOutput(t, "review", "--log.level=warn", "--prometheus="+srv.URL, "--bearer-token-file="+token, "--allow-plaintext-token", "--from=1h",
 		"--to="+time.Now().UTC().Format(time.RFC3339))
-	if exitStatus(err) != couldNotReview || !strings.Contains(err.Error(), "403") {
+	if exitCodeOf(err) != couldNotReview || !strings.Contains(err.Error(), "403") {
 		t.Fatalf("a 403: %v", err)
 	}
 	if len(*got) == 0 || (*got)[0] != "Bearer first" {
@@ -66,7 +66,7 @@ func reviewRun(t *testing.T, args ...string) (string, string, int) {
 	if err != nil {
 		errOut.WriteString(err.Error())
 	}
-	return out.String(), errOut.String(), exitStatus(err)
+	return out.String(), errOut.String(), exitCodeOf(err)
 }
 
 // kubeconfigWithToken is a kubeconfig of the cluster at api.c1.example.com

@@ -1,160 +1,22 @@
 package diagnose
 
+// A pool's walk through the stages, and its summary.
+
 import (
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/ocl-exporter/ocl_exporter/alerts"
-
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
-	"github.com/ocl-exporter/ocl_exporter/source"
 )
-
-// Options shape a report.
-type Options struct {
-	// RunbookBase is prefixed to "<Alert>.md"; it ends with a slash.
-	RunbookBase string
-	// Pool narrows the report to one pool; "" reports every pool.
-	Pool string
-	// Public leaves the API's error text out of the report (see
-	// source.ResourceStatus.PublicReason): /status may be read by anyone
-	// who can reach it.
-	Public bool
-	// Limits are the waits and counts the alerts fire at; the zero value
-	// means alerts.RuleLimits, those of the rule files.
-	Limits alerts.Limits
-	// Identity is who read the cluster ("user alice"), when not the
-	// exporter itself (the status page): what it may not list is named
-	// as its, not the exporter's.
-	Identity string
-}
-
-// resourceMachineOSConfigs is the resource without which nothing can be
-// diagnosed.
-const resourceMachineOSConfigs = "machineosconfigs.machineconfiguration.openshift.io"
-
-// New diagnoses one view of the cluster. status is the source's view of
-// which resources it could read.
-func New(c *analysis.Cluster, status []source.ResourceStatus, o Options) *Report {
-	b := newBuilder(c, o)
-	r := &Report{SchemaVersion: SchemaVersion, Time: c.Now.UTC(), Namespace: c.Namespace, Cluster: b.clusterChecks(status), Pools: []Pool{}}
-	pools := b.poolNames()
-	for _, name := range pools {
-		if o.Pool == "" || o.Pool == name {
-			r.Pools = append(r.Pools, b.pool(name))
-		}
-	}
-	r.Verdict, r.Summary = verdict(r, status, o, len(c.MachineOSConfigs), pools)
-	r.nameLogFiles(c)
-	r.clean()
-	return r
-}
-
-// reason is why a resource cannot be read, as much as o lets the report say.
-func reason(st source.ResourceStatus, o Options) string {
-	if o.Public {
-		return st.PublicReason()
-	}
-	return st.Reason
-}
-
-// builder holds the analysis findings one report reads, computed once.
-type builder struct {
-	c       *analysis.Cluster
-	o       Options
-	limits  alerts.Limits
-	now     time.Time
-	moscs   map[string]analysis.MachineOSConfigFinding // by pool
-	objects map[string]*mcfgv1.MachineOSConfig         // by name
-	builds  map[string]analysis.Build                  // current and newest builds by name
-	waits   map[string]analysis.BuildWait              // by MachineOSConfig
-	rollout analysis.Rollout
-	left    map[string]int // ephemeral objects by build
-	// building marks the MachineOSConfigs with a build not over.
-	building map[string]bool
-	orphans  map[string][]analysis.Orphan // by MachineOSConfig
-	builder  analysis.BuilderFinding
-	op       *analysis.OperatorFinding
-	// unseen are the pools with signs of image mode in a view without
-	// MachineOSConfigs, by name.
-	unseen map[string]analysis.UnseenLayering
-}
-
-func newBuilder(c *analysis.Cluster, o Options) *builder {
-	b := &builder{
-		c: c, o: o, limits: o.Limits, now: c.Now,
-		moscs: map[string]analysis.MachineOSConfigFinding{}, objects: map[string]*mcfgv1.MachineOSConfig{},
-		builds: map[string]analysis.Build{}, waits: map[string]analysis.BuildWait{}, left: map[string]int{}, building: map[string]bool{}, orphans: map[string][]analysis.Orphan{},
-		unseen: map[string]analysis.UnseenLayering{},
-	}
-	if b.limits == (alerts.Limits{}) {
-		b.limits = alerts.RuleLimits
-	}
-	all := analysis.Analyze(c, 0)
-	b.rollout, b.builder, b.op = all.Rollout, all.Builder, all.Operator
-	for _, f := range all.Configs {
-		b.moscs[f.Pool] = f
-	}
-	for _, u := range all.Unseen {
-		b.unseen[u.Pool] = u
-	}
-	for _, m := range c.MachineOSConfigs {
-		b.objects[m.Name] = m
-	}
-	for _, bd := range all.Builds {
-		b.builds[bd.Name] = bd
-		switch bd.Phase {
-		case analysis.BuildInitial, analysis.BuildPrepared, analysis.BuildBuilding:
-			b.building[bd.MachineOSConfig] = true
-		}
-	}
-	for _, w := range all.BuildWaits {
-		b.waits[w.MachineOSConfig] = w
-	}
-	for _, e := range all.Ephemeral {
-		b.left[e.MachineOSBuild] += e.Count
-	}
-	for _, o := range all.Orphaned {
-		b.orphans[o.MachineOSConfig] = append(b.orphans[o.MachineOSConfig], o)
-	}
-	return b
-}
-
-// poolNames lists every pool and every pool a MachineOSConfig names.
-func (b *builder) poolNames() []string {
-	var names []string
-	for _, p := range b.rollout.Pools {
-		names = append(names, p.Name)
-	}
-	for pool := range b.moscs {
-		if !slices.Contains(names, pool) {
-			names = append(names, pool)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
-func (b *builder) runbook(alert string) *Runbook {
-	return &Runbook{Alert: alert, URL: b.o.RunbookBase + alert + ".md"}
-}
-
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	u := t.UTC()
-	return &u
-}
 
 // pool walks one pool through the stages. After a failed stage a later
 // one is evaluated when it has evidence of its own (evidence), else it is
 // not reached.
-func (b *builder) pool(name string) Pool {
+func (b *reportBuilder) pool(name string) Pool {
 	p := Pool{Name: name, Verdict: Healthy}
 	f, layered := b.moscs[name]
 	var rollout *analysis.PoolRollout
@@ -213,7 +75,7 @@ func (b *builder) pool(name string) Pool {
 // the stage was not reached; with some, it shows what happened before the
 // earlier stage failed (a build that failed, nodes mid-rollout), which is
 // often the cause to fix.
-func (b *builder) evidence(s *Stage, f analysis.MachineOSConfigFinding, nodes []analysis.NodeRollout) bool {
+func (b *reportBuilder) evidence(s *Stage, f analysis.MachineOSConfigFinding, nodes []analysis.NodeRollout) bool {
 	switch s.Number {
 	case StageBuild:
 		return slices.ContainsFunc(b.c.MachineOSBuilds, func(m *mcfgv1.MachineOSBuild) bool {
@@ -227,7 +89,7 @@ func (b *builder) evidence(s *Stage, f analysis.MachineOSConfigFinding, nodes []
 	return false
 }
 
-func (b *builder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.NodeRollout) string {
+func (b *reportBuilder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []analysis.NodeRollout) string {
 	if failed := failedStages(p); len(failed) > 0 {
 		parts := make([]string, len(failed))
 		for i, fs := range failed {
@@ -328,7 +190,7 @@ func failedStages(p Pool) []failedStage {
 	return out
 }
 
-func (b *builder) stage(n int, checks []Check) Stage {
+func (b *reportBuilder) stage(n int, checks []Check) Stage {
 	s := Stage{Number: n, Name: stageNames[n], Status: Passed, Checks: checks}
 	for _, c := range checks {
 		switch {
@@ -339,50 +201,6 @@ func (b *builder) stage(n int, checks []Check) Stage {
 		case c.Status == NotCaptured && s.Status == Passed:
 			s.Status = NotCaptured
 		}
-	}
-	return s
-}
-
-// pending is a check being decided.
-type pending struct{ Check }
-
-func check(id string) *pending {
-	sp := spec(id)
-	return &pending{Check{ID: id, Title: sp.Title, Status: Passed}}
-}
-
-func (p *pending) fail(f Finding) {
-	p.Status = Failed
-	p.Findings = append(p.Findings, f)
-}
-
-// run marks the check in progress, unless it already failed.
-func (p *pending) run(f Finding) {
-	if p.Status != Failed {
-		p.Status = Running
-	}
-	p.Findings = append(p.Findings, f)
-}
-
-// notCaptured marks the check undecidable, unless it already failed or
-// runs: the snapshot does not hold the kind it reads.
-func (p *pending) notCaptured(f Finding) {
-	if p.Status == Passed {
-		p.Status = NotCaptured
-	}
-	p.Findings = append(p.Findings, f)
-}
-
-// notCapturedFinding says that o's kind was not captured, so o may exist.
-func notCapturedFinding(o Object) Finding {
-	return Finding{Object: o, Message: fmt.Sprintf("the snapshot holds no %s at all: whether %s exists is unknown", o.Kind, o.Name)}
-}
-
-func (p *pending) done() Check { return p.Check }
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
 	}
 	return s
 }

@@ -1,0 +1,178 @@
+//go:build e2e
+
+package e2e
+
+// The exporter run as the bundle's Deployment runs it: the files its pod
+// would mount, its arguments and its web configuration.
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ocl-exporter/ocl_exporter/test/cluster"
+)
+
+// pod is the file system of a pod that does not run: the files its
+// volumes would mount, under root, and the rewriting of the absolute paths
+// in its configuration to them.
+type pod struct{ root string }
+
+func (p pod) path(abs string) string { return filepath.Join(p.root, abs) }
+
+// write puts a file where the pod would see it at abs.
+func (p pod) write(abs string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p.path(abs)), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p.path(abs), data, 0o600)
+}
+
+// relocate rewrites every absolute path under the mount points in text to
+// the file the test wrote for it.
+func (p pod) relocate(text string, mounts ...string) string {
+	for _, m := range mounts {
+		to := p.path(m)
+		if strings.HasSuffix(m, "/") {
+			to += "/"
+		}
+		text = strings.ReplaceAll(text, m, to)
+	}
+	return text
+}
+
+// startBundleExporter runs the exporter as deploy/'s Deployment does: its
+// arguments, its web configuration from the bundle's ConfigMap and the
+// serving certificate the service CA would write into the Secret the
+// Service's annotation names, for <service>.<namespace>.svc. It listens on
+// loopback; the Service's endpoints point there (no kubelet runs).
+func startBundleExporter(t *testing.T, dir string, serviceCA *cluster.CA) (addr string, client *http.Client) {
+	t.Helper()
+	ctx := t.Context()
+	ns := cluster.ExporterNamespace
+	svc := bundleObject(t, "Service", ns, "ocl-exporter")
+	secretName := svc.GetAnnotations()["service.beta.openshift.io/serving-cert-secret-name"]
+	if secretName == "" {
+		t.Fatal("the Service has no service.beta.openshift.io/serving-cert-secret-name: no serving certificate")
+	}
+	serverName := svc.GetName() + "." + ns + ".svc"
+	crt, key, err := serviceCA.Issue([]string{serverName, serverName + ".cluster.local"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsSecret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns},
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{"tls.crt": crt, "tls.key": key},
+	}
+	if _, err := env.kube.CS.CoreV1().Secrets(ns).Create(ctx, tlsSecret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.kube.CS.CoreV1().Secrets(ns).Delete(context.Background(), secretName, metav1.DeleteOptions{})
+	})
+
+	dep := bundleObject(t, "Deployment", ns, "ocl-exporter")
+	var spec struct {
+		Template struct {
+			Spec corev1.PodSpec `json:"spec"`
+		} `json:"template"`
+	}
+	if err := runtimeConvert(dep.Object["spec"], &spec); err != nil {
+		t.Fatal(err)
+	}
+	ps := spec.Template.Spec
+	if len(ps.Containers) != 1 {
+		t.Fatalf("the Deployment has %d containers, the test runs one", len(ps.Containers))
+	}
+	c := ps.Containers[0]
+	p := pod{root: filepath.Join(dir, "exporter-pod")}
+	var mounts []string
+	for _, vm := range c.VolumeMounts {
+		i := slices.IndexFunc(ps.Volumes, func(v corev1.Volume) bool { return v.Name == vm.Name })
+		if i < 0 {
+			t.Fatalf("volume mount %s names no volume", vm.Name)
+		}
+		data := map[string][]byte{}
+		switch v := ps.Volumes[i]; {
+		case v.Secret != nil:
+			s, err := env.kube.CS.CoreV1().Secrets(ns).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("volume %s: %v", v.Name, err)
+			}
+			data = s.Data
+		case v.ConfigMap != nil:
+			cm, err := env.kube.CS.CoreV1().ConfigMaps(ns).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("volume %s: %v", v.Name, err)
+			}
+			for k, v := range cm.Data {
+				data[k] = []byte(v)
+			}
+		default:
+			t.Fatalf("volume %s: only Secret and ConfigMap volumes are mounted by the test", v.Name)
+		}
+		for k, v := range data {
+			if err := p.write(filepath.Join(vm.MountPath, k), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mounts = append(mounts, vm.MountPath+"/")
+	}
+	// The files mounted may name each other (the web configuration names
+	// the certificate): rewrite them all.
+	for _, m := range mounts {
+		files, _ := filepath.Glob(filepath.Join(p.path(m), "*"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(f, []byte(p.relocate(string(b), mounts...)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	addr, err = cluster.FreeAddress()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--kubeconfig", env.cluster.ExporterKubeconfig, "--web.listen-address=" + addr}
+	for _, a := range c.Args {
+		if !strings.HasPrefix(a, "--web.listen-address") {
+			args = append(args, p.relocate(a, mounts...))
+		}
+	}
+	proc, err := cluster.StartProc(dir, "ocl_exporter-bundle", env.exporterBin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proc.Stop)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(serviceCA.PEM)
+	client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: serverName}}}
+	if err := cluster.WaitHTTP(proc, client, "https://"+addr+"/readyz", "", time.Minute); err != nil {
+		t.Fatalf("the exporter as deploy/ runs it (%q): %v", args, err)
+	}
+	return addr, client
+}
+
+// runtimeConvert decodes an unstructured value into a typed one.
+func runtimeConvert(in any, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
