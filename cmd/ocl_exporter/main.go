@@ -156,6 +156,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return tool(ctx, o, logger)
 	}
 
+	tuneGC()
 	// Everything that can be wrong in the configuration fails here, before
 	// the first informer starts.
 	webConfig, err := loadWebConfig(o.web)
