@@ -180,11 +180,11 @@ func TestRendererReadyOnceTheSourceIs(t *testing.T) {
 	})
 }
 
-// TestRenderIsGathersText: the renderer encodes without a registry, to the
+// TestRenderMatchesGatherText: the renderer encodes without a registry, to the
 // bytes a registry's Gather and the text encoder give (golden files and
 // the scenario tests read those): on every scenario, on 2,000 synthetic
 // nodes, on hostile label values, and on an empty view.
-func TestRenderIsGathersText(t *testing.T) {
+func TestRenderMatchesGatherText(t *testing.T) {
 	entries, err := os.ReadDir(scenarios)
 	if err != nil {
 		t.Fatal(err)
