@@ -11,10 +11,11 @@ import (
 
 // encode collects every sample, then sorts, checks and encodes the
 // families one at a time, as a registry's Gather and the text encoder
-// would, to the same bytes. Gather turns every sample into protobuf
-// messages first, about 700 bytes a series held until the whole text is
-// out (50 MB at 10,000 nodes); here a sample is about 150 bytes, and the
-// messages exist for messageChunk samples at a time, reused for the next.
+// would, to the same bytes. Gather turns every sample into a const metric
+// and protobuf messages first, about 1 KB a series held until the whole
+// text is out (55 MB at 10,000 nodes); here a sample is about 150 bytes,
+// and the messages exist for messageChunk samples at a time, reused for
+// the next part.
 func (r *Renderer) encode() ([]byte, error) {
 	byFamily := r.collect()
 	text := bytes.NewBuffer(make([]byte, 0, r.textSize+r.textSize/8))
@@ -76,8 +77,8 @@ func unique(spec *Spec, sorted []*sample) error {
 }
 
 // familyMessages are the protobuf messages of one family's samples, as
-// the text encoder reads them, made once for the largest family and
-// reused. They point into the samples and the Spec: nothing is copied.
+// the text encoder reads them, made once for the largest part of a
+// family (messageChunk samples at most) and reused. They point into the samples and the Spec: nothing is copied.
 type familyMessages struct {
 	metrics   []dto.Metric
 	gauges    []dto.Gauge
