@@ -4,11 +4,8 @@ import (
 	"compress/gzip"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"testing"
-
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 
 	"github.com/ocl-exporter/ocl_exporter/source"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
@@ -22,22 +19,11 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func encode(b *testing.B, families []*dto.MetricFamily) countingWriter {
-	var w countingWriter
-	enc := expfmt.NewEncoder(&w, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range families {
-		if err := enc.Encode(mf); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return w
-}
-
 // sizes are the node counts benchmarks run at, with synth.Target's 10
 // pools and 500 MachineOSBuilds.
 var sizes = []int{100, 500, 2000, 5000}
 
-func synthetic(b *testing.B, nodes int) *source.Source {
+func synthetic(b testing.TB, nodes int) *source.Source {
 	size := synth.Target
 	size.Nodes = nodes
 	return sourcetest.FromObjects(b, synth.Objects(size))
@@ -74,23 +60,34 @@ func BenchmarkScrapeRendered(b *testing.B) {
 }
 
 // BenchmarkRender is one render: the view, the analysis, the samples,
-// Gather's checks and sorting, and the text. The Renderer pays it in the
-// background, at most once per render interval, and only after a change.
+// their checks and sorting, and the text. The Renderer pays it in the
+// background, at most once per render interval, and only after a change;
+// its allocations are the transient memory of a render, on top of the
+// caches, so they set the exporter's peak (the first render, at start-up)
+// and how far the heap swings in a cluster that changes. alloc-B/series
+// is what a regression in them shows as.
 func BenchmarkRender(b *testing.B) {
-	for _, nodes := range sizes {
+	for _, nodes := range append(sizes, 10000) {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
-			reg := prometheus.NewRegistry()
-			reg.MustRegister(New(synthetic(b, nodes), DefaultOptions))
-			var written countingWriter
+			src := synthetic(b, nodes)
+			r, err := NewRenderer(New(src, DefaultOptions), src, slog.New(slog.DiscardHandler))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.render()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			b.ReportAllocs()
 			for b.Loop() {
-				families, err := reg.Gather()
-				if err != nil {
-					b.Fatal(err)
-				}
-				written = encode(b, families)
+				r.render()
 			}
-			b.ReportMetric(float64(written), "bytes/scrape")
+			runtime.ReadMemStats(&after)
+			if f := r.Failure(); f != "" {
+				b.Fatal(f)
+			}
+			text := *r.text.Load()
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(seriesIn(text)), "alloc-B/series")
+			b.ReportMetric(float64(len(text)), "bytes/scrape")
 		})
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 )
 
@@ -84,7 +82,7 @@ func (s *buildStage) specs() []*Spec {
 	}
 }
 
-func (s *buildStage) collect(f *analysis.Findings, ch chan<- prometheus.Metric) {
+func (s *buildStage) collect(f *analysis.Findings, ch chan<- *sample) {
 	for _, b := range f.Builds {
 		s.collectBuild(b, ch)
 	}
@@ -102,7 +100,7 @@ func (s *buildStage) collect(f *analysis.Findings, ch chan<- prometheus.Metric) 
 	}
 }
 
-func (s *buildStage) collectBuild(b analysis.Build, ch chan<- prometheus.Metric) {
+func (s *buildStage) collectBuild(b analysis.Build, ch chan<- *sample) {
 	id := []string{b.Name, b.MachineOSConfig, b.Pool}
 	with := func(extra ...string) []string { return append(append([]string(nil), id...), extra...) }
 

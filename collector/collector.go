@@ -4,6 +4,9 @@
 package collector
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,7 +39,7 @@ var DefaultOptions = Options{BuildHistory: 3}
 // stage exports the metrics of one part of the OCL flow.
 type stage interface {
 	specs() []*Spec
-	collect(f *analysis.Findings, ch chan<- prometheus.Metric)
+	collect(f *analysis.Findings, ch chan<- *sample)
 }
 
 // Collector exports every stage from one view of the cluster per scrape.
@@ -87,11 +90,31 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	forward(ch, c.collect)
+}
+
+// collect sends every sample of the current view to ch.
+func (c *Collector) collect(ch chan<- *sample) {
 	f := analysis.Analyze(c.src.Cluster(c.now()), c.history)
 	for _, s := range c.stages {
 		s.collect(f, ch)
 	}
 }
+
+// forward runs collect and passes what it sends on to ch, for a registry.
+func forward(ch chan<- prometheus.Metric, collect func(chan<- *sample)) {
+	samples := make(chan *sample, sampleBuffer)
+	go func() {
+		defer close(samples)
+		collect(samples)
+	}()
+	for s := range samples {
+		ch <- s
+	}
+}
+
+// sampleBuffer lets the collectors run ahead of the reader a little.
+const sampleBuffer = 256
 
 // Spec is one documented gauge family.
 type Spec struct {
@@ -99,19 +122,32 @@ type Spec struct {
 	Help   string
 	Labels []string
 	desc   *prometheus.Desc
+	// byName lists the positions of Labels in name order, the order of a
+	// sample's labels in the exposition.
+	byName []int
 }
 
 func newSpec(name, help string, labels ...string) *Spec {
-	return &Spec{Name: name, Help: help, Labels: labels, desc: prometheus.NewDesc(name, help, labels, nil)}
+	byName := make([]int, len(labels))
+	for i := range byName {
+		byName[i] = i
+	}
+	slices.SortFunc(byName, func(a, b int) int { return strings.Compare(labels[a], labels[b]) })
+	return &Spec{Name: name, Help: help, Labels: labels, byName: byName, desc: prometheus.NewDesc(name, help, labels, nil)}
 }
 
 // gauge is one sample of the family; label values in Labels order, each
 // bounded (labelvalue.Bound): every sample the collectors emit passes here.
-func (s *Spec) gauge(v float64, labelValues ...string) prometheus.Metric {
-	for i, lv := range labelValues {
-		labelValues[i] = labelvalue.Bound(lv)
+func (s *Spec) gauge(v float64, labelValues ...string) *sample {
+	if len(labelValues) != len(s.Labels) {
+		panic(fmt.Sprintf("%s: %d label values for labels %q", s.Name, len(labelValues), s.Labels))
 	}
-	return prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, v, labelValues...)
+	// A copy: callers share one slice between samples (a build's id).
+	bounded := make([]string, len(labelValues))
+	for i, lv := range labelValues {
+		bounded[i] = labelvalue.Bound(lv)
+	}
+	return &sample{spec: s, value: v, labelValues: bounded}
 }
 
 // boolean is 1 for true, 0 for false.

@@ -1,10 +1,6 @@
 package collector
 
-import (
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/ocl-exporter/ocl_exporter/analysis"
-)
+import "github.com/ocl-exporter/ocl_exporter/analysis"
 
 // configStage exports stage 1: each MachineOSConfig and what it needs
 // before a build can start (its pool, its secrets, a valid push spec), the
@@ -94,7 +90,7 @@ func (s *configStage) specs() []*Spec {
 	}
 }
 
-func (s *configStage) collect(all *analysis.Findings, ch chan<- prometheus.Metric) {
+func (s *configStage) collect(all *analysis.Findings, ch chan<- *sample) {
 	for _, f := range all.Configs {
 		s.collectMachineOSConfig(f, ch)
 	}
@@ -127,7 +123,7 @@ func (s *configStage) collect(all *analysis.Findings, ch chan<- prometheus.Metri
 	}
 }
 
-func (s *configStage) collectMachineOSConfig(f analysis.MachineOSConfigFinding, ch chan<- prometheus.Metric) {
+func (s *configStage) collectMachineOSConfig(f analysis.MachineOSConfigFinding, ch chan<- *sample) {
 	ch <- s.info.gauge(1, f.Name, f.Pool, f.PushSpec)
 	for _, sec := range f.Secrets {
 		if !sec.Unknown {

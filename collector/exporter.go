@@ -1,10 +1,6 @@
 package collector
 
-import (
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/ocl-exporter/ocl_exporter/analysis"
-)
+import "github.com/ocl-exporter/ocl_exporter/analysis"
 
 // exporterStage reports the exporter's own view of the API: which watched
 // resources it can read, so "no objects" and "cannot see" differ.
@@ -24,7 +20,7 @@ func newExporterStage(src Source) *exporterStage {
 
 func (s *exporterStage) specs() []*Spec { return []*Spec{s.available} }
 
-func (s *exporterStage) collect(_ *analysis.Findings, ch chan<- prometheus.Metric) {
+func (s *exporterStage) collect(_ *analysis.Findings, ch chan<- *sample) {
 	for _, st := range s.src.Status() {
 		ch <- s.available.gauge(boolean(st.Available), st.Resource)
 	}

@@ -97,7 +97,9 @@ func (s stageCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (s stageCollector) Collect(ch chan<- prometheus.Metric) {
-	s.collect(analysis.Analyze(s.view.cluster, DefaultOptions.BuildHistory), ch)
+	forward(ch, func(samples chan<- *sample) {
+		s.collect(analysis.Analyze(s.view.cluster, DefaultOptions.BuildHistory), samples)
+	})
 }
 
 // testStage runs one stage alone on each scenario and checks, per scenario,

@@ -1,17 +1,16 @@
 package collector
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
 )
 
 // Renderer keeps the OCL metrics rendered ahead of scrapes, like
@@ -22,7 +21,9 @@ import (
 // It re-renders at most once per interval, and only when the source's
 // generation moved, so the metrics lag the cluster by at most the interval.
 type Renderer struct {
-	reg        *prometheus.Registry
+	collector *Collector
+	// families are the collector's, by name: the exposition's order.
+	families   []*Spec
 	generation func() uint64
 	ready      func() bool
 	logger     *slog.Logger
@@ -35,10 +36,13 @@ type Renderer struct {
 	readyRendered atomic.Bool
 	// failure is the error of the last render, nil after a good one.
 	failure atomic.Pointer[string]
-	// logged and loggedAt remember the last failure logged; only Run's
-	// goroutine renders, so they need no lock.
+	// logged and loggedAt remember the last failure logged, textSize the
+	// length of the last render (the next one's buffer starts there rather
+	// than doubling up to it); only Run's goroutine renders, so they need
+	// no lock.
 	logged   string
 	loggedAt time.Time
+	textSize int
 }
 
 // Bounds on the log of a failing render: it is retried every interval, and
@@ -55,13 +59,16 @@ type GenerationSource interface {
 	Ready() bool
 }
 
-// NewRenderer renders c, reading src's generation and readiness.
+// NewRenderer renders c, reading src's generation and readiness. A
+// registry checks c's descriptors once (names, labels, no name twice);
+// renders do without one.
 func NewRenderer(c *Collector, src GenerationSource, logger *slog.Logger) (*Renderer, error) {
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(c); err != nil {
+	if err := prometheus.NewPedanticRegistry().Register(c); err != nil {
 		return nil, fmt.Errorf("registering the OCL collector: %w", err)
 	}
-	return &Renderer{reg: reg, generation: src.Generation, ready: src.Ready, logger: logger}, nil
+	families := c.Specs()
+	slices.SortFunc(families, func(a, b *Spec) int { return strings.Compare(a.Name, b.Name) })
+	return &Renderer{collector: c, families: families, generation: src.Generation, ready: src.Ready, logger: logger}, nil
 }
 
 // Run renders now and then every interval while the generation moves,
@@ -96,28 +103,17 @@ func (r *Renderer) Run(ctx context.Context, interval time.Duration) {
 // readyPoll is how often Run looks whether the source became ready.
 const readyPoll = 50 * time.Millisecond
 
-// render gathers the collector into sorted, checked families, encodes them
-// and returns the generation it started from. A failed render keeps the
-// last one.
+// render encodes the collector's samples and returns the generation it
+// started from. A failed render keeps the last one.
 func (r *Renderer) render() uint64 {
 	gen, ready := r.generation(), r.ready()
-	families, err := r.reg.Gather()
-	var text bytes.Buffer
-	if err == nil {
-		enc := expfmt.NewEncoder(&text, expfmt.NewFormat(expfmt.TypeTextPlain))
-		for _, mf := range families {
-			if err = enc.Encode(mf); err != nil {
-				break
-			}
-		}
-	}
+	text, err := r.encode()
 	if err != nil {
 		r.fail(err)
 		return gen
 	}
 	r.failure.Store(nil)
-	encoded := text.Bytes()
-	r.text.Store(&encoded)
+	r.text.Store(&text)
 	if ready {
 		r.readyRendered.Store(true)
 	}

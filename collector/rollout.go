@@ -1,8 +1,6 @@
 package collector
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 )
 
@@ -67,7 +65,7 @@ func (s *rolloutStage) specs() []*Spec {
 	}
 }
 
-func (s *rolloutStage) collect(f *analysis.Findings, ch chan<- prometheus.Metric) {
+func (s *rolloutStage) collect(f *analysis.Findings, ch chan<- *sample) {
 	r := f.Rollout
 	for i := range r.Pools {
 		s.collectPool(&r.Pools[i], ch)
@@ -77,7 +75,7 @@ func (s *rolloutStage) collect(f *analysis.Findings, ch chan<- prometheus.Metric
 	}
 }
 
-func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus.Metric) {
+func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- *sample) {
 	if !p.LayeredUnknown { // no MachineOSConfig captured: whether it is layered is unknown
 		ch <- s.poolLayered.gauge(boolean(p.Layered), p.Name)
 	}
@@ -120,7 +118,7 @@ func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- prometheus
 	}
 }
 
-func (s *rolloutStage) collectNode(n *analysis.NodeRollout, ch chan<- prometheus.Metric) {
+func (s *rolloutStage) collectNode(n *analysis.NodeRollout, ch chan<- *sample) {
 	if n.ImageTracked {
 		ch <- s.imageMismatch.gauge(boolean(n.ImageMismatch), n.Name, n.Pool)
 		ch <- s.configMismatch.gauge(boolean(n.ConfigMismatch), n.Name, n.Pool)

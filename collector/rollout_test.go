@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -83,7 +82,7 @@ func TestRolloutSeriesPerNodeConstant(t *testing.T) {
 // nodeSeries counts the rollout stage's series labelled with node.
 func nodeSeries(t *testing.T, c *analysis.Cluster, node string) int {
 	t.Helper()
-	ch := make(chan prometheus.Metric, 1024)
+	ch := make(chan *sample, 1024)
 	newRolloutStage().collect(analysis.Analyze(c, 0), ch)
 	close(ch)
 	n := 0

@@ -46,6 +46,7 @@ const renderPoll = 100 * time.Millisecond
 // until ctx ends or the servers fail. Everything that can be wrong in the
 // configuration fails before the first informer starts.
 func runServe(ctx context.Context, o *options, logger *slog.Logger) error {
+	tuneGC()
 	webConfig, err := loadWebConfig(o.web)
 	if err != nil {
 		return err
