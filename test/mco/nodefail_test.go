@@ -44,7 +44,12 @@ func TestNodeFailsItsUpdate(t *testing.T) {
 		{at: 0, note: "ip-10-0-75-69 is Degraded (seeded); its daemon's MachineConfigNodes (played)",
 			play: createMachineConfigNodes,
 			done: func(ctx context.Context, w *world, in *incident) string {
+				// The seed has the first two already: the third is the node
+				// controller's first sync of the pool.
 				if m := poolConditionOf(ctx, w, infraPool, "NodeDegraded", "True", "manifest unknown"); m != "" {
+					return m
+				}
+				if m := poolConditionOf(ctx, w, infraPool, "ImageBuildDegraded", "False", "Build completed successfully"); m != "" {
 					return m
 				}
 				return poolConditionOf(ctx, w, infraPool, "Updating", "False", "Pool update paused due to degraded condition")
