@@ -53,8 +53,15 @@ func TestRevertFromLayering(t *testing.T) {
 // answer: with no MachineOSConfig left it deletes the machine-os-builder
 // Deployment (startOrUpdateMachineOSBuilderDeployment,
 // pkg/operator/sync.go), its pod going with it. The machine-os-builder the
-// suite runs stays up: it has nothing left to do.
+// suite runs stays up: it has nothing left to do. The admin acts on a pool
+// the node controller has long synced: first its status for the
+// rolled-out build ("Build completed successfully", which the seed lacks).
 func deleteMachineOSConfig(ctx context.Context, w *world, in *incident) error {
+	if err := w.waitUntil(ctx, func() string {
+		return poolCondition(ctx, w, "ImageBuildDegraded", "False", "Build completed successfully")
+	}); err != nil {
+		return err
+	}
 	if err := w.resource(moscGVR, "").Delete(ctx, pool, metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("delete MachineOSConfig %s: %w", pool, err)
 	}
