@@ -44,8 +44,8 @@ func TestNodeFailsItsUpdate(t *testing.T) {
 		{at: 0, note: "ip-10-0-75-69 is Degraded (seeded); its daemon's MachineConfigNodes (played)",
 			play: createMachineConfigNodes,
 			done: func(ctx context.Context, w *world, in *incident) string {
-				// The seed has the first two already: the third is the node
-				// controller's first sync of the pool.
+				// The seed has NodeDegraded and Updating already; the
+				// ImageBuildDegraded text is the node controller's first sync.
 				if m := poolConditionOf(ctx, w, infraPool, "NodeDegraded", "True", "manifest unknown"); m != "" {
 					return m
 				}
@@ -143,7 +143,9 @@ func (in *incident) stateObject(at int, kind, name string) *unstructured.Unstruc
 // as the lifecycle's minute 0 has them, owned by the node. The
 // configImage fields are left out: the ImageModeStatusReporting feature
 // gate that adds them is off in the Default feature set at 7ff337a, and
-// its CRD has no such field.
+// its CRD has no such field. The conditions stay the seed's, that gate's
+// ImagePulledFromRegistry included: the node controller reads only
+// NodeDegraded (and Updated with the gate on), the exporter all.
 func createMachineConfigNodes(ctx context.Context, w *world, in *incident) error {
 	for _, u := range in.states[0].Objects {
 		if u.GetKind() != "MachineConfigNode" {
