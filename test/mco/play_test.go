@@ -42,6 +42,7 @@ const (
 	currentImageAnno   = annoPrefix + "currentImage"
 	desiredImageAnno   = annoPrefix + "desiredImage"
 	stateAnno          = annoPrefix + "state"
+	reasonAnno         = annoPrefix + "reason"
 	jobUIDAnno         = annoPrefix + "job-uid"
 	currentBuildAnno   = annoPrefix + "current-machine-os-build"
 	rebuildAnno        = annoPrefix + "rebuild"

@@ -221,10 +221,7 @@ func newBuildJob(ctx context.Context, w *world, in *incident, lifecycleName stri
 
 // poolCondition says what the pool lacks of the condition, "" when it has it.
 func poolCondition(ctx context.Context, w *world, typ, status, message string) string {
-	if hasCondition(w.get(ctx, mcpGVR, "", pool), typ, status, message) {
-		return ""
-	}
-	return fmt.Sprintf("pool %s condition %s=%s %q (has %v)", pool, typ, status, message, conditions(w.get(ctx, mcpGVR, "", pool))[typ])
+	return poolConditionOf(ctx, w, pool, typ, status, message)
 }
 
 // buildCondition says what the incident's build lacks of the condition.
