@@ -65,7 +65,7 @@ func sizes(t *testing.T) []int {
 
 // evaluations is how many rule evaluations after the warm-up each rule's
 // median is taken over.
-const evaluations = 6
+const evaluations = 10
 
 func TestRuleCost(t *testing.T) {
 	prom := os.Getenv("E2E_OPERATOR_PROMETHEUS")
