@@ -209,7 +209,7 @@ func TestIdentityProblemsRejects(t *testing.T) {
 		}
 	}
 	for _, expr := range []string{
-		`max by (pool) (ocl_pool_machines{state="total"}) - max by (pool) (ocl_pool_machines{state="on_current_image"}) > 0`,
+		`max by (pool) (ocl_pool_status_machines) - max by (pool) (ocl_pool_nodes_on_current_image) > 0`,
 		`time() - max by (machineosbuild) (mosb_build_start_timestamp_seconds) > scalar(ocl:build_max_duration_seconds)`,
 		`absent(up{job=~".*ocl-exporter.*"} == 1)`,
 	} {

@@ -43,5 +43,5 @@ type Limits struct {
 	OverMaxUnavailableAfter time.Duration `rule:"OCLPoolMaxUnavailableExceeded" from:"for"`
 	// RepeatedPodFailures is how many failed pods make a running build
 	// failing (OCLMachineOSBuildFailed), not a healthy retry.
-	RepeatedPodFailures int `rule:"machineosbuild:mosb_build_failed_pods:without_evictions" from:"atleast"`
+	RepeatedPodFailures int `rule:"machineosbuild:mosb_build_failed_pods_present:without_evictions" from:"atleast"`
 }

@@ -17,5 +17,5 @@ var RuleLimits = Limits{
 	UpdatingTooLongAfter:    3600 * time.Second,  // OCLNodeNotOnDesiredImage for
 	OrphanedAfter:           3600 * time.Second,  // OCLBuildObjectsOrphaned for
 	OverMaxUnavailableAfter: 300 * time.Second,   // OCLPoolMaxUnavailableExceeded for
-	RepeatedPodFailures:     2,                   // machineosbuild:mosb_build_failed_pods:without_evictions atleast
+	RepeatedPodFailures:     2,                   // machineosbuild:mosb_build_failed_pods_present:without_evictions atleast
 }

@@ -13,7 +13,7 @@ func newExporterStage(src Source) *exporterStage {
 	return &exporterStage{
 		src: src,
 		available: newSpec("ocl_exporter_resource_available",
-			"1 if the watched resource is served and readable by the exporter, 0 if its last list or watch failed (CRD missing, permission denied, API server unreachable); metrics derived from it are stale or absent while 0.",
+			"1 if the watched resource is served and readable, 0 if its last list or watch failed.",
 			"resource"),
 	}
 }

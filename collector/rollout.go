@@ -7,62 +7,123 @@ import (
 // rolloutStage exports stage 3: pools and their nodes applying the
 // configuration and, for layered pools, the built image.
 type rolloutStage struct {
-	imageMismatch, configMismatch, offTarget, mcdState   *Spec
-	updatePhase                                          *Spec
-	failureClass, failureInfo                            *Spec
-	poolCondition, poolMachines, poolLayered, poolPaused *Spec
-	poolStopped, poolMaxUnavailable                      *Spec
+	imageMismatch, configMismatch, offTarget, mcdState *Spec
+	updatePhase                                        *Spec
+	failureClass, failureInfo                          *Spec
+	poolCondition, poolLayered, poolPaused             *Spec
+	poolStopped, poolMaxUnavailable                    *Spec
+	poolCounts                                         []poolCount
+}
+
+// poolCount is one of a pool's machine counts. The counts overlap (ready
+// machines are machines too, working nodes are off their target), so each
+// is a gauge of its own, as kube-state-metrics exports
+// kube_deployment_status_replicas and _replicas_updated: a state label over
+// them would make sum() mean nothing.
+type poolCount struct {
+	spec *Spec
+	// value is the count, and false where the pool does not have it.
+	value func(p *analysis.PoolRollout) (float64, bool)
+}
+
+// always is a count every pool has.
+func always(get func(m *analysis.MachineCounts) int) func(p *analysis.PoolRollout) (float64, bool) {
+	return func(p *analysis.PoolRollout) (float64, bool) { return float64(get(&p.Machines)), true }
+}
+
+func newPoolCounts() []poolCount {
+	status := func(suffix, help string, get func(m *analysis.MachineCounts) int32) poolCount {
+		return poolCount{
+			newSpec("ocl_pool_status_machines"+suffix, help, "pool"),
+			always(func(m *analysis.MachineCounts) int { return int(get(m)) }),
+		}
+	}
+	nodes := func(suffix, help string, get func(m *analysis.MachineCounts) int) poolCount {
+		return poolCount{newSpec("ocl_pool_nodes"+suffix, help, "pool"), always(get)}
+	}
+	return []poolCount{
+		status("", "Machines of the MachineConfigPool, as its status.machineCount says.",
+			func(m *analysis.MachineCounts) int32 { return m.Total }),
+		status("_ready", "Ready machines of the MachineConfigPool, as its status.readyMachineCount says.",
+			func(m *analysis.MachineCounts) int32 { return m.Ready }),
+		status("_updated", "Updated machines of the MachineConfigPool, as its status.updatedMachineCount says.",
+			func(m *analysis.MachineCounts) int32 { return m.Updated }),
+		status("_unavailable", "Unavailable machines of the MachineConfigPool, as its status.unavailableMachineCount says.",
+			func(m *analysis.MachineCounts) int32 { return m.Unavailable }),
+		status("_degraded", "Degraded machines of the MachineConfigPool, as its status.degradedMachineCount says.",
+			func(m *analysis.MachineCounts) int32 { return m.Degraded }),
+		nodes("", "Nodes the MachineConfigPool's node selector picks, counted by the exporter.",
+			func(m *analysis.MachineCounts) int { return m.Nodes }),
+		{newSpec("ocl_pool_nodes_on_current_image",
+			"Nodes of the layered pool whose currentImage is its MachineOSConfig's current image.", "pool"),
+			func(p *analysis.PoolRollout) (float64, bool) { return float64(p.Machines.OnCurrentImage), p.HasImage }},
+		{newSpec("ocl_pool_nodes_on_target",
+			"Nodes of the pool whose currentConfig and currentImage are the pool's rendered config and image.", "pool"),
+			func(p *analysis.PoolRollout) (float64, bool) { return float64(p.Machines.OnTarget), p.TargetKnown }},
+		nodes("_working", "Nodes of the pool whose machine-config-daemon state is Working.",
+			func(m *analysis.MachineCounts) int { return m.Working }),
+		nodes("_failing", "Nodes of the pool whose update fails (the nodes of node_update_failure_class).",
+			func(m *analysis.MachineCounts) int { return m.Failing }),
+		nodes("_off_image", "Nodes of the pool whose desiredImage differs from their currentImage.",
+			func(m *analysis.MachineCounts) int { return m.OffImage }),
+		nodes("_off_config", "Nodes of the pool whose desiredConfig differs from their currentConfig.",
+			func(m *analysis.MachineCounts) int { return m.OffConfig }),
+		nodes("_off_target", "Nodes of the pool whose desiredImage or desiredConfig differs from the current one.",
+			func(m *analysis.MachineCounts) int { return m.OffTarget }),
+	}
 }
 
 func newRolloutStage() *rolloutStage {
 	return &rolloutStage{
 		imageMismatch: newSpec("node_layered_image_mismatch",
-			"1 while the node's desiredImage annotation differs from its currentImage annotation (the node has not booted the layered image it is targeted to, or is still booted into one while reverting to a non-layered pool), 0 once they match. Reported for nodes of layered pools and for nodes that still carry an image annotation.",
+			"1 while the node's desiredImage annotation differs from its currentImage, 0 once they match.",
 			"node", "pool"),
 		configMismatch: newSpec("node_config_mismatch",
-			"1 while the node's desiredConfig annotation differs from its currentConfig annotation (the node has not finished applying the rendered config it is targeted to, as after a MachineConfig change that keeps the layered image), 0 once they match. Reported for the same nodes as node_layered_image_mismatch.",
+			"1 while the node's desiredConfig annotation differs from its currentConfig, 0 once they match.",
 			"node", "pool"),
 		offTarget: newSpec("node_off_target",
-			"1 for each node whose desiredImage or desiredConfig differs from the current one (node_layered_image_mismatch or node_config_mismatch is 1), with the state its machine-config-daemon reports (Done, Working, Degraded, Unreconcilable; empty when missing or unknown); no series for a node on its target, so rules and timelines read the nodes a rollout is moving instead of every node.",
+			"1 for each node whose desiredImage or desiredConfig differs from the current one, with its daemon's state.",
 			"node", "pool", "state"),
 		mcdState: newSpec("node_mcd_state",
-			"1 for the state the machine-config-daemon reports in the node's state annotation (Done, Working, Degraded, Unreconcilable), 0 for the others; all 0 when the annotation is missing or unknown.",
+			"1 for the state the node's machine-config-daemon reports, 0 for the others.",
 			"node", "pool", "state"),
 		updatePhase: newSpec("node_update_phase",
-			"Always 1; the phase label is the update step the node's MachineConfigNode reports: the last step in progress, else the last step done, Updated when the node is up to date, Pending when no step has started. No series for a node without a MachineConfigNode.",
+			"Always 1, with the update step the node's MachineConfigNode reports.",
 			"node", "pool", "phase"),
 		failureClass: newSpec("node_update_failure_class",
-			"1 while the node's update is failing (MCD state Degraded or Unreconcilable, MachineConfigNode NodeDegraded, or a failed image pull), with the most specific cause found in the node reason, MachineConfigNode and pool messages; no series otherwise.",
+			"1 with the cause while the node's update fails.",
 			"node", "pool", "class"),
 		failureInfo: newSpec("node_update_failure_info",
-			"1 while the node's update is failing, with the class and the excerpt (at most 200 bytes) of the message that decided it; no series otherwise.",
+			"1 while the node's update fails, with the excerpt that decided its class.",
 			"node", "pool", "class", "excerpt"),
 		poolCondition: newSpec("ocl_pool_condition",
-			"1 for the status (true, false, unknown) of the MachineConfigPool condition, 0 for the other two; all three 0 when the pool does not report the condition.",
+			"1 for the status of the MachineConfigPool condition, 0 for the other two.",
 			"pool", "condition", "status"),
-		poolMachines: newSpec("ocl_pool_machines",
-			"Machines of the MachineConfigPool by state: total, ready, updated, unavailable and degraded as the pool status counts them; for layered pools whose MachineOSConfig has an image, on_current_image: nodes whose currentImage annotation is the MachineOSConfig's status.currentImagePullSpec; for layered pools with an image and pools with nodes still booted into a layered image, on_target: nodes whose currentConfig is the pool's rendered config and whose currentImage is the pool's image (none when not layered); nodes: the nodes the pool's selector picks, counted by the exporter (the pool's own machine count freezes when the node controller's sync fails before it writes the status); working and failing: nodes whose machine-config-daemon is Working, and nodes whose update fails (as node_update_failure_class); off_image, off_config and off_target: nodes whose desiredImage, desiredConfig, or either differs from the current one (the sums of node_layered_image_mismatch and node_config_mismatch).",
-			"pool", "state"),
 		poolLayered: newSpec("ocl_pool_layered",
-			"1 if a MachineOSConfig targets the MachineConfigPool (image mode), 0 if not; absent when a snapshot does not capture MachineOSConfigs.",
+			"1 if a MachineOSConfig targets the MachineConfigPool, 0 if not.",
 			"pool"),
 		poolPaused: newSpec("ocl_pool_paused",
-			"1 if the MachineConfigPool is paused (spec.paused): the MCO targets none of its nodes to a new config or image until it is unpaused, though builds still run. 0 if not.",
+			"1 if the MachineConfigPool is paused, 0 if not.",
 			"pool"),
 		poolMaxUnavailable: newSpec("ocl_pool_max_unavailable",
-			"The most nodes of the MachineConfigPool the MCO updates at once, computed as its node controller does: spec.maxUnavailable (1 when unset), an integer or a percentage of the pool's nodes rounded down, at least 1, always 1 for the arbiter pool. No series when spec.maxUnavailable does not parse (the MCO then updates no node).",
+			"The most nodes of the MachineConfigPool the MCO updates at once.",
 			"pool"),
+		poolCounts: newPoolCounts(),
 		poolStopped: newSpec("ocl_pool_update_stopped_info",
-			"1 while the node controller holds the layered pool's update (Updating=False with its message: stopped by a failed or interrupted build, paused by a degraded condition), with the class (of the message, or of the failed build it names) and the excerpt (at most 200 bytes); absent otherwise.",
+			"1 while the node controller holds the layered pool's update, with the class and excerpt of its message.",
 			"pool", "class", "excerpt"),
 	}
 }
 
 func (s *rolloutStage) specs() []*Spec {
-	return []*Spec{
+	specs := []*Spec{
 		s.imageMismatch, s.configMismatch, s.offTarget, s.mcdState, s.updatePhase, s.failureClass, s.failureInfo,
-		s.poolCondition, s.poolMachines, s.poolLayered, s.poolPaused, s.poolStopped, s.poolMaxUnavailable,
+		s.poolCondition, s.poolLayered, s.poolPaused, s.poolStopped, s.poolMaxUnavailable,
 	}
+	for _, c := range s.poolCounts {
+		specs = append(specs, c.spec)
+	}
+	return specs
 }
 
 func (s *rolloutStage) collect(f *analysis.Findings, ch chan<- *sample) {
@@ -88,31 +149,11 @@ func (s *rolloutStage) collectPool(p *analysis.PoolRollout, ch chan<- *sample) {
 			ch <- s.poolCondition.gauge(boolean(p.Conditions[i] == st), p.Name, string(t), st)
 		}
 	}
-	m := p.Machines
-	for _, c := range []struct {
-		state string
-		n     int32
-	}{
-		{"total", m.Total},
-		{"ready", m.Ready},
-		{"updated", m.Updated},
-		{"unavailable", m.Unavailable},
-		{"degraded", m.Degraded},
-	} {
-		ch <- s.poolMachines.gauge(float64(c.n), p.Name, c.state)
+	for _, c := range s.poolCounts {
+		if v, ok := c.value(p); ok {
+			ch <- c.spec.gauge(v, p.Name)
+		}
 	}
-	if p.HasImage {
-		ch <- s.poolMachines.gauge(float64(m.OnCurrentImage), p.Name, "on_current_image")
-	}
-	if p.TargetKnown {
-		ch <- s.poolMachines.gauge(float64(m.OnTarget), p.Name, "on_target")
-	}
-	ch <- s.poolMachines.gauge(float64(m.Nodes), p.Name, "nodes")
-	ch <- s.poolMachines.gauge(float64(m.Working), p.Name, "working")
-	ch <- s.poolMachines.gauge(float64(m.Failing), p.Name, "failing")
-	ch <- s.poolMachines.gauge(float64(m.OffImage), p.Name, "off_image")
-	ch <- s.poolMachines.gauge(float64(m.OffConfig), p.Name, "off_config")
-	ch <- s.poolMachines.gauge(float64(m.OffTarget), p.Name, "off_target")
 	if r := p.Stopped; r != nil {
 		ch <- s.poolStopped.gauge(1, p.Name, string(r.Class), r.Excerpt)
 	}

@@ -24,7 +24,7 @@ func TestUnseenLayeringClaimsNothing(t *testing.T) {
 	if n := testutil.CollectAndCount(r, "ocl_pool_layered"); n != 0 {
 		t.Errorf("ocl_pool_layered: %d series, want none", n)
 	}
-	if n := testutil.CollectAndCount(r, "ocl_pool_machines"); n == 0 {
-		t.Error("ocl_pool_machines: no series: the pools are captured")
+	if n := testutil.CollectAndCount(r, "ocl_pool_status_machines"); n == 0 {
+		t.Error("ocl_pool_status_machines: no series: the pools are captured")
 	}
 }

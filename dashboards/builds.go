@@ -3,7 +3,7 @@ package dashboards
 var (
 	runningFor = by("pool, machineosbuild", "time() - "+buildStart+" unless on (machineosbuild) "+buildEnd)
 	buildTook  = by("pool, machineosbuild", buildEnd+" - "+buildStart)
-	podFails   = by("pool, machineosbuild", pooled("mosb_build_pod_failures"))
+	podFails   = by("pool, machineosbuild", pooled("mosb_build_job_failed_pods"))
 	// An hour of building is long for an OS image (the default limit of
 	// OCLMachineOSBuildTooLong).
 	slowBuild = &Thresholds{Base: Green, Steps: []Step{{3600, Orange}}}
@@ -70,7 +70,7 @@ var Builds = Dashboard{
 			{
 				Kind: Table, Title: "Failed build pods by cause", Span: 6, Height: 8,
 				Description: "Failed pods of each build still present, by the cause of each pod's own failure: an eviction the Job retried shows here even when the build later failed for another reason, or succeeded.",
-				Targets:     []Target{{Expr: by("pool, machineosbuild, class", pooled("mosb_build_failed_pods"))}},
+				Targets:     []Target{{Expr: by("pool, machineosbuild, class", pooled("mosb_build_failed_pods_present"))}},
 				Columns: []Column{
 					{Title: "Pool", Label: "pool"}, {Title: "Build", Label: "machineosbuild"},
 					{Title: "Class", Label: "class"}, {Title: "Pods", Target: 0, Unit: UnitCount},

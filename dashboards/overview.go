@@ -53,10 +53,10 @@ var Overview = Dashboard{
 				Targets: []Target{
 					{Expr: by("pool", pooled("ocl_pool_layered"))},
 					{Expr: poolPaused},
-					{Expr: machines("total")},
-					{Expr: machines("on_current_image")},
+					{Expr: machines("ocl_pool_status_machines")},
+					{Expr: machines("ocl_pool_nodes_on_current_image")},
 					{Expr: rolloutProgress},
-					{Expr: machines("degraded")},
+					{Expr: machines("ocl_pool_status_machines_degraded")},
 				},
 				Columns: []Column{
 					{Title: "Pool", Label: "pool"},
@@ -73,8 +73,8 @@ var Overview = Dashboard{
 				Unit: UnitRatio, Decimals: ptr(0), Min: ptr(0.0), Max: ptr(1.0),
 				Thresholds:  &Thresholds{Base: Yellow, Steps: []Step{{0.999, Green}}},
 				Description: "Share of all machines in layered pools that run their MachineOSConfig's current image: 100% when every rollout is done.",
-				Targets: []Target{{Expr: "sum(" + pooled("ocl_pool_machines", `state="on_current_image"`) + ") / (sum(" +
-					pooled("ocl_pool_machines", `state="total"`) + " and on (pool) (" + pooled("ocl_pool_layered") + " == 1)) > 0)"}},
+				Targets: []Target{{Expr: "sum(" + pooled("ocl_pool_nodes_on_current_image") + ") / (sum(" +
+					pooled("ocl_pool_status_machines") + " and on (pool) (" + pooled("ocl_pool_layered") + " == 1)) > 0)"}},
 			},
 		}},
 		{Title: "Builds", Panels: []Panel{

@@ -23,8 +23,9 @@ func clustered(metric string, matchers ...string) string {
 // job, instance and namespace labels so tables merge on what they show.
 func by(labels, expr string) string { return "max by (" + labels + ") (" + expr + ")" }
 
-func machines(state string) string {
-	return by("pool", pooled("ocl_pool_machines", `state="`+state+`"`))
+// machines is one of the pool's machine counts, one series per pool.
+func machines(metric string) string {
+	return by("pool", pooled(metric))
 }
 
 // rolloutProgress is, per layered pool, the share of its machines on the
@@ -32,7 +33,7 @@ func machines(state string) string {
 // MachineConfig that only changes files keeps the image, so the image
 // alone would read 100% (no series for pools that are not layered, have
 // no image yet or have no machines).
-var rolloutProgress = machines("on_target") + " / (" + machines("total") + " > 0) and on (pool) " +
+var rolloutProgress = machines("ocl_pool_nodes_on_target") + " / (" + machines("ocl_pool_status_machines") + " > 0) and on (pool) " +
 	by("pool", pooled("ocl_pool_layered")) + " == 1"
 
 // poolPaused is 1 per paused pool: the MCO targets none of its nodes, so
@@ -44,7 +45,7 @@ var (
 	buildEnd   = pooled("mosb_build_end_timestamp_seconds")
 	// offImage is per pool the nodes off their desired image, from the
 	// pool's count rather than every node's series.
-	offImage = machines("off_image")
+	offImage = machines("ocl_pool_nodes_off_image")
 	// count(x) of nothing is no data; a zero reads better on a singlestat.
 	orZero = " or vector(0)"
 )
@@ -54,7 +55,7 @@ var (
 func rolloutProgressGraph() Panel {
 	return Panel{
 		Kind: Graph, Title: "Rollout progress on the current config and image", Span: 6, Height: 8,
-		Description: "Per layered pool, the share of its machines whose currentConfig is the pool's rendered config and whose currentImage is the image the MachineOSConfig currently targets (ocl_pool_machines on_target / total). It climbs to 100% as nodes apply a new config or reboot into a new image, and drops when the pool gets a new rendered config.",
+		Description: "Per layered pool, the share of its machines whose currentConfig is the pool's rendered config and whose currentImage is the image the MachineOSConfig currently targets (ocl_pool_nodes_on_target / ocl_pool_status_machines). It climbs to 100% as nodes apply a new config or reboot into a new image, and drops when the pool gets a new rendered config.",
 		Unit:        UnitRatio, Min: ptr(0.0), Max: ptr(1.0),
 		Targets: []Target{{Expr: rolloutProgress, Legend: "{{pool}}"}},
 	}

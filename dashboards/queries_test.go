@@ -38,7 +38,7 @@ func families(t *testing.T) map[string]family {
 	}
 	out := map[string]family{"ALERTS": {}}
 	for name, m := range metrics {
-		out[name] = family{labels: m.Labels, counter: m.Counter}
+		out[name] = family{labels: m.Labels, counter: m.Counter()}
 	}
 	rules, err := filepath.Glob("../alerts/*rules.yaml")
 	if err != nil {

@@ -12,9 +12,9 @@ var Rollout = Dashboard{
 				Kind: Table, Title: "Pool machines", Span: 12, Height: 7,
 				Description: "Machine counts as each MachineConfigPool reports them, plus the machines on the MachineOSConfig's current image (layered pools only), the rollout progress, and whether the pool is paused: the MCO updates no node of a paused pool, so its nodes wait on purpose.",
 				Targets: []Target{
-					{Expr: machines("total")}, {Expr: machines("ready")}, {Expr: machines("updated")},
-					{Expr: machines("unavailable")}, {Expr: machines("degraded")},
-					{Expr: machines("on_current_image")}, {Expr: rolloutProgress}, {Expr: poolPaused},
+					{Expr: machines("ocl_pool_status_machines")}, {Expr: machines("ocl_pool_status_machines_ready")}, {Expr: machines("ocl_pool_status_machines_updated")},
+					{Expr: machines("ocl_pool_status_machines_unavailable")}, {Expr: machines("ocl_pool_status_machines_degraded")},
+					{Expr: machines("ocl_pool_nodes_on_current_image")}, {Expr: rolloutProgress}, {Expr: poolPaused},
 				},
 				Columns: []Column{
 					{Title: "Pool", Label: "pool"},
@@ -47,8 +47,11 @@ var Rollout = Dashboard{
 			{
 				Kind: Graph, Title: "Nodes working and failing", Span: 12, Height: 8, Stack: true,
 				Unit: UnitCount, Min: ptr(0.0), Decimals: ptr(0),
-				Description: "Nodes whose machine-config-daemon is Working, and nodes whose update fails (Degraded, Unreconcilable, or an update error not yet Degraded), from the pools' counts (ocl_pool_machines); the others are Done. Failing nodes do not update until fixed.",
-				Targets:     []Target{{Expr: "sum by (state) (" + by("pool, state", pooled("ocl_pool_machines", `state=~"working|failing"`)) + ")", Legend: "{{state}}"}},
+				Description: "Nodes whose machine-config-daemon is Working, and nodes whose update fails (Degraded, Unreconcilable, or an update error not yet Degraded), from the pools' counts (ocl_pool_nodes_working, ocl_pool_nodes_failing); the others are Done. Failing nodes do not update until fixed.",
+				Targets: []Target{
+					{Expr: "sum(" + machines("ocl_pool_nodes_working") + ")", Legend: "working"},
+					{Expr: "sum(" + machines("ocl_pool_nodes_failing") + ")", Legend: "failing"},
+				},
 			},
 			{
 				Kind: Table, Title: "Nodes in the middle of an update", Span: 6, Height: 8,
@@ -83,7 +86,7 @@ var Rollout = Dashboard{
 				Kind: Graph, Title: "Degraded machines per pool", Span: 6, Height: 8,
 				Unit: UnitCount, Min: ptr(0.0), Decimals: ptr(0), Thresholds: bad,
 				Description: "Degraded machines as each pool counts them: a degraded machine blocks the pool's rollout.",
-				Targets:     []Target{{Expr: machines("degraded"), Legend: "{{pool}}"}},
+				Targets:     []Target{{Expr: machines("ocl_pool_status_machines_degraded"), Legend: "{{pool}}"}},
 			},
 		}},
 	},

@@ -15,30 +15,43 @@ import (
 
 // Metric is one documented metric family.
 type Metric struct {
+	// Type is the family's type as the exposition names it: gauge or counter.
+	Type string
 	// Labels are the family's label names, sorted.
 	Labels []string
-	// Counter is true for counters: their meaning starts "Counter." or
-	// their name ends in _total.
-	Counter bool
+	// Stability is STABLE or EXPERIMENTAL (metrics.md says what each promises).
+	Stability string
 }
 
-// row matches a metric row: | `name` | `a`, `b` | Meaning.
-var row = regexp.MustCompile("^\\| `([a-z_]+)` \\| ([^|]*) \\| (.*)")
+// Counter reports whether the family is a counter.
+func (m Metric) Counter() bool { return m.Type == "counter" }
 
-// ReadMetrics reads the metric rows of metrics.md from r.
+var (
+	// metricRow is any row whose first cell is a metric name.
+	metricRow = regexp.MustCompile("^\\| `([a-z_]+)` \\|")
+	// row is its whole shape: | `name` | type | `a`, `b` | stability | Meaning.
+	row = regexp.MustCompile("^\\| `([a-z_]+)` \\| (gauge|counter) \\| ([^|]*) \\| (STABLE|EXPERIMENTAL) \\| (.*)")
+)
+
+// ReadMetrics reads the metric rows of metrics.md from r. A row that
+// names a metric but lacks a type or a stability is an error, so a column
+// cannot go missing unnoticed.
 func ReadMetrics(r io.Reader) (map[string]Metric, error) {
 	out := map[string]Metric{}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
+		if !metricRow.MatchString(sc.Text()) {
+			continue
+		}
 		m := row.FindStringSubmatch(sc.Text())
 		if m == nil {
-			continue
+			return nil, fmt.Errorf("metrics.md: row %.60q: want | `name` | gauge or counter | `labels` | STABLE or EXPERIMENTAL | meaning |", sc.Text())
 		}
 		if _, dup := out[m[1]]; dup {
 			return nil, fmt.Errorf("metrics.md lists %s twice", m[1])
 		}
-		metric := Metric{Labels: []string{}, Counter: strings.HasSuffix(m[1], "_total") || strings.HasPrefix(m[3], "Counter.")}
-		for _, l := range strings.Split(m[2], ",") {
+		metric := Metric{Type: m[2], Labels: []string{}, Stability: m[4]}
+		for _, l := range strings.Split(m[3], ",") {
 			if l = strings.Trim(strings.TrimSpace(l), "`"); l != "" {
 				metric.Labels = append(metric.Labels, l)
 			}

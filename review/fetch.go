@@ -143,7 +143,7 @@ var queries = map[string]string{
 	qCreated:      `max by (pool, machineosbuild) (mosb_creation_timestamp_seconds{%s})`,
 	qStarted:      `max by (pool, machineosbuild) (mosb_build_start_timestamp_seconds{%s})`,
 	qEnded:        `max by (pool, machineosbuild) (mosb_build_end_timestamp_seconds{%s})`,
-	qPodFailures:  `max by (pool, machineosbuild) (mosb_build_pod_failures{%s}) > 0`,
+	qPodFailures:  `max by (pool, machineosbuild) (mosb_build_job_failed_pods{%s}) > 0`,
 	qBuildFailure: `max by (pool, machineosbuild, class, excerpt) (mosb_failure_info{%s})`,
 	qCurrentBuild: `max by (pool, machineosbuild) (mosc_current_build_info{%s})`,
 	qSecret:       `max by (pool, field, secret) (mosc_secret_missing{%s}) == 1`,

@@ -33,10 +33,12 @@ func runtimeMetric(name string) bool {
 
 // TestDocsListEveryEmittedMetric keeps docs/metrics.md the one true list: it
 // must name exactly the families a scrape of the example snapshot returns,
-// with their labels, and the example must exercise every declared metric.
+// with their types and labels, and the example must exercise every
+// declared metric.
 func TestDocsListEveryEmittedMetric(t *testing.T) {
 	docs := documented(t)
 	emitted := map[string][]string{}
+	types := map[string]string{}
 	for name, mf := range scrape(t, startExporter(t, "--example")) {
 		if runtimeMetric(name) {
 			continue
@@ -51,6 +53,7 @@ func TestDocsListEveryEmittedMetric(t *testing.T) {
 		}
 		sort.Strings(labels)
 		emitted[name] = labels
+		types[name] = strings.ToLower(mf.GetType().String())
 	}
 	for name, labels := range emitted {
 		want, ok := docs[name]
@@ -59,6 +62,8 @@ func TestDocsListEveryEmittedMetric(t *testing.T) {
 			t.Errorf("%s is emitted but not in docs/metrics.md", name)
 		case !slices.Equal(want.Labels, labels):
 			t.Errorf("%s: docs/metrics.md lists labels %v, the exporter emits %v", name, want.Labels, labels)
+		case want.Type != types[name]:
+			t.Errorf("%s: docs/metrics.md says %s, the exporter emits a %s", name, want.Type, types[name])
 		}
 	}
 	for name := range docs {
