@@ -74,7 +74,7 @@ func TestBuildFailsRetriesThenFailsForGood(t *testing.T) {
 				}
 				return poolCondition(ctx, w, "ImageBuildDegraded", "True", "")
 			}},
-		{at: 45, note: "the admin fixes the Containerfile: the MCO starts a new build, deletes the failed one",
+		{at: 45, note: "the admin fixes the Containerfile: the MCO starts a new build, deletes the failed one; the new build's pod runs (played)",
 			play: fixContainerfile,
 			done: func(ctx context.Context, w *world, in *incident) string {
 				if m := newBuildJob(ctx, w, in, fixedBuild); m != "" {
@@ -83,14 +83,21 @@ func TestBuildFailsRetriesThenFailsForGood(t *testing.T) {
 				if w.get(ctx, mosbGVR, "", failingBuild) != nil {
 					return "the deletion of the failed build " + failingBuild
 				}
-				return ""
-			}},
-		{at: 46, note: "the new build's pod runs (played)",
-			play: func(ctx context.Context, w *world, in *incident) error {
-				return w.startBuildPod(ctx, "build-"+in.mosb, "r5t8w")
-			},
-			done: func(ctx context.Context, w *world, in *incident) string {
-				return buildCondition(ctx, w, in, "Building", "True")
+				if m := w.ephemeralLeft(ctx, failingBuild); m != "" {
+					return m
+				}
+				if m := w.runBuildPod(ctx, in, "r5t8w"); m != "" {
+					return m
+				}
+				// The node controller clears the failed build's
+				// ImageBuildDegraded once it sees the new build running
+				// (status.go calculateStatus), on its first sync after the
+				// build's status changes (updateDelay, 5 s): within the
+				// minute in a cluster.
+				if m := poolCondition(ctx, w, "ImageBuildDegraded", "False", "New build started"); m != "" {
+					return m
+				}
+				return poolCondition(ctx, w, "Updating", "True", "waiting for OS image build to complete (mosb: "+in.mosb+")")
 			}},
 		{at: 70, note: "the new build pushes its image and succeeds (played); the MCO cleans up",
 			play: func(ctx context.Context, w *world, in *incident) error {
@@ -103,7 +110,15 @@ func TestBuildFailsRetriesThenFailsForGood(t *testing.T) {
 				if w.get(ctx, jobGVR, mcoNamespace, "build-"+in.mosb) != nil {
 					return "the deletion of the succeeded build's Job"
 				}
-				return poolCondition(ctx, w, "Updating", "True", "waiting for nodes to apply OS image")
+				// No node runs the new image: the node controller's next
+				// count says so.
+				if m := poolCount(ctx, w, "updatedMachineCount", 0); m != "" {
+					return m
+				}
+				if m := poolCondition(ctx, w, "Updating", "True", "waiting for nodes to apply OS image"); m != "" {
+					return m
+				}
+				return firstTargeted(ctx, w, fixedImage, seed004Nodes)
 			}},
 	}, rolloutSteps(fixedImage, seed004Nodes, 71, 79, 87)...))
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
@@ -48,6 +49,7 @@ type record struct {
 	note    string
 	series  map[string]float64
 	objects map[string]*unstructured.Unstructured // by kind/name
+	pods    []unstructured.Unstructured           // the build pods the test played
 }
 
 // settleTimeout bounds each wait for the MCO: its work queues retry after
@@ -119,6 +121,7 @@ func runIncidentFrom(t *testing.T, name string, fromState bool, steps []step) *i
 	if err != nil {
 		t.Fatal(err)
 	}
+	writeStages(t, in)
 	compareWithLifecycle(t, in)
 	judge(t, in, rules)
 	return in
@@ -158,7 +161,11 @@ func (w *world) record(ctx context.Context, s step) record {
 	if err != nil {
 		w.t.Fatalf("minute %d: %v", s.at, err)
 	}
-	return record{at: s.at, when: time.Now(), note: s.note, series: series, objects: w.objects(ctx)}
+	pods, err := w.resource(podGVR, mcoNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		w.t.Fatalf("minute %d: list pods: %v", s.at, err)
+	}
+	return record{at: s.at, when: time.Now(), note: s.note, series: series, objects: w.objects(ctx), pods: pods.Items}
 }
 
 // settledScrape scrapes until three scrapes half a second apart agree.

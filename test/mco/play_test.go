@@ -25,13 +25,14 @@ import (
 )
 
 var (
-	mosbGVR = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineosbuilds"}
-	moscGVR = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineosconfigs"}
-	mcpGVR  = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineconfigpools"}
-	jobGVR  = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
-	podGVR  = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	cmGVR   = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	nodeGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	mosbGVR   = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineosbuilds"}
+	moscGVR   = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineosconfigs"}
+	mcpGVR    = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineconfigpools"}
+	jobGVR    = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	podGVR    = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	cmGVR     = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	nodeGVR   = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	secretGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 )
 
 // MCO annotation keys (pkg/daemon/constants, pkg/controller/build/constants).
