@@ -56,12 +56,7 @@ func TestBuildFailsRetriesThenFailsForGood(t *testing.T) {
 				}
 				return nil
 			},
-			done: func(ctx context.Context, w *world, in *incident) string {
-				if m := buildCondition(ctx, w, in, "Building", "True"); m != "" {
-					return m
-				}
-				return poolCondition(ctx, w, "Updating", "True", "waiting for OS image build to complete")
-			}},
+			done: buildRunning},
 		retry(7, "k2w9p", "x8mzt", 2),
 		retry(14, "x8mzt", "hc5nl", 3),
 		{at: 20, note: "the last retry fails; the Job gives up (played): the build is Failed",
@@ -77,27 +72,7 @@ func TestBuildFailsRetriesThenFailsForGood(t *testing.T) {
 		{at: 45, note: "the admin fixes the Containerfile: the MCO starts a new build, deletes the failed one; the new build's pod runs (played)",
 			play: fixContainerfile,
 			done: func(ctx context.Context, w *world, in *incident) string {
-				if m := newBuildJob(ctx, w, in, fixedBuild); m != "" {
-					return m
-				}
-				if w.get(ctx, mosbGVR, "", failingBuild) != nil {
-					return "the deletion of the failed build " + failingBuild
-				}
-				if m := w.ephemeralLeft(ctx, failingBuild); m != "" {
-					return m
-				}
-				if m := w.runBuildPod(ctx, in, "r5t8w"); m != "" {
-					return m
-				}
-				// The node controller clears the failed build's
-				// ImageBuildDegraded once it sees the new build running
-				// (status.go calculateStatus), on its first sync after the
-				// build's status changes (updateDelay, 5 s): within the
-				// minute in a cluster.
-				if m := poolCondition(ctx, w, "ImageBuildDegraded", "False", "New build started"); m != "" {
-					return m
-				}
-				return poolCondition(ctx, w, "Updating", "True", "waiting for OS image build to complete (mosb: "+in.mosb+")")
+				return w.replacedAndRunning(ctx, in, fixedBuild, failingBuild, "r5t8w")
 			}},
 		{at: 70, note: "the new build pushes its image and succeeds (played); the MCO cleans up",
 			play: func(ctx context.Context, w *world, in *incident) error {

@@ -141,8 +141,8 @@ func writeAlertTests(t *testing.T, b *bytes.Buffer, m int, firing []string, stat
 	for _, f := range firing {
 		name, lbls := parseSelector(t, f)
 		own, ok := static[name]
-		if !ok {
-			t.Fatalf("expected alert %s: no alert %s in the rule files", f, name)
+		if !ok { // promtool then says at which minutes it is missing
+			t.Errorf("expected alert %s: no alert %s in the rule files", f, name)
 		}
 		for k, v := range own {
 			if _, set := lbls[k]; !set {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,15 +41,15 @@ func writeStages(t *testing.T, in *incident) {
 		seed[u.GetKind()+"/"+u.GetName()] = u
 	}
 	uids := map[string]string{} // the API server's uids to the seed's
-	for k, u := range in.records[0].all() {
+	for k, u := range in.all(in.records[0]) {
 		if s := seed[k]; s != nil {
 			uids[string(u.GetUID())] = string(s.GetUID())
 		}
 	}
-	prev := in.records[0].all()
+	prev := in.all(in.records[0])
 	var stages []map[string]any
 	for _, r := range in.records[1:] {
-		cur := r.all()
+		cur := in.all(r)
 		var changed bytes.Buffer
 		for _, k := range slices.Sorted(maps.Keys(cur)) {
 			if p := prev[k]; p != nil && equality.Semantic.DeepEqual(p.Object, cur[k].Object) {
@@ -59,12 +60,15 @@ func writeStages(t *testing.T, in *incident) {
 				t.Fatal(err)
 			}
 			changed.WriteString("---\n")
-			changed.Write(data)
+			changed.WriteString(renamedText(string(data), in.names))
 		}
 		stage := map[string]any{"at": r.at, "note": r.note}
 		if changed.Len() > 0 {
 			name := fmt.Sprintf("m%02d.yaml", r.at)
-			if err := os.WriteFile(filepath.Join(dir, name), changed.Bytes(), 0o644); err != nil {
+			head := fmt.Sprintf("# Minute %d of %s: the objects created or changed since the step before, as\n"+
+				"# the MCO's machine-os-builder and node controller wrote them (and the Job\n"+
+				"# controller, kubelet, build pod and daemon as the test played them) in\n# make e2e-mco, %s.\n", r.at, in.l.Name, t.Name())
+			if err := os.WriteFile(filepath.Join(dir, name), append([]byte(head), changed.Bytes()...), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			stage["apply"] = []string{name}
@@ -72,7 +76,7 @@ func writeStages(t *testing.T, in *incident) {
 		var gone []map[string]string
 		for _, k := range slices.Sorted(maps.Keys(prev)) {
 			if cur[k] == nil {
-				gone = append(gone, map[string]string{"kind": prev[k].GetKind(), "namespace": prev[k].GetNamespace(), "name": prev[k].GetName()})
+				gone = append(gone, map[string]string{"kind": prev[k].GetKind(), "namespace": prev[k].GetNamespace(), "name": renamedText(prev[k].GetName(), in.names)})
 			}
 		}
 		if gone != nil {
@@ -91,11 +95,16 @@ func writeStages(t *testing.T, in *incident) {
 	t.Logf("the MCO's writes as lifecycle stages are in %s", dir)
 }
 
-// all are the record's objects and pods, by "Kind/name".
-func (r record) all() map[string]*unstructured.Unstructured {
-	out := maps.Clone(r.objects)
+// all are the record's objects and pods, by "Kind/name" with the
+// lifecycle's names: a build the MCO recreated under another name than
+// the seed's replaces it.
+func (in *incident) all(r record) map[string]*unstructured.Unstructured {
+	out := map[string]*unstructured.Unstructured{}
+	for k, u := range r.objects {
+		out[renamedText(k, in.names)] = u
+	}
 	for i := range r.pods {
-		out["Pod/"+r.pods[i].GetName()] = &r.pods[i]
+		out[renamedText("Pod/"+r.pods[i].GetName(), in.names)] = &r.pods[i]
 	}
 	return out
 }
@@ -145,4 +154,12 @@ func (in *incident) reclock(v any) any {
 		}
 	}
 	return v
+}
+
+// renamedText replaces the MCO's generated names by the lifecycle's.
+func renamedText(s string, names map[string]string) string {
+	for from, to := range names {
+		s = strings.ReplaceAll(s, from, to)
+	}
+	return s
 }
