@@ -109,7 +109,7 @@ func conditionFacts(out map[string]string, key string, u *unstructured.Unstructu
 		m, _ := c.(map[string]any)
 		s := func(k string) string { v, _ := m[k].(string); return v }
 		out[key+" condition "+s("type")] = fmt.Sprintf("%s %q %q", s("status"), s("reason"), s("message"))
-		out[key+" condition "+s("type")+" minute"] = fmt.Sprint(minute(s("lastTransitionTime")))
+		out[key+" condition "+s("type")+" minute"] = strconv.Itoa(minute(s("lastTransitionTime")))
 	}
 }
 
