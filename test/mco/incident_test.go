@@ -97,7 +97,10 @@ func runIncidentFrom(t *testing.T, name string, fromState bool, steps []step) *i
 		}
 	}
 	slices.SortStableFunc(seed, func(a, b *unstructured.Unstructured) int {
-		return slices.Index(seedKinds, a.GetKind()) - slices.Index(seedKinds, b.GetKind())
+		if k := slices.Index(seedKinds, a.GetKind()) - slices.Index(seedKinds, b.GetKind()); k != 0 {
+			return k
+		}
+		return a.GetCreationTimestamp().Compare(b.GetCreationTimestamp().Time)
 	})
 	// The seed's times move with minute 0 to now, so that the ages the
 	// rules compute from the seed's timestamps stay the lifecycle's.
