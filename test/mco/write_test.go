@@ -55,7 +55,11 @@ func writeStages(t *testing.T, in *incident) {
 			if p := prev[k]; p != nil && equality.Semantic.DeepEqual(p.Object, cur[k].Object) {
 				continue
 			}
-			data, err := sigsyaml.Marshal(in.fixtureObject(cur[k], seed[k], uids).Object)
+			seeded := seed[k]
+			if _, ok := uids[string(cur[k].GetUID())]; !ok {
+				seeded = nil // created during the incident, maybe under a seeded name
+			}
+			data, err := sigsyaml.Marshal(in.fixtureObject(cur[k], seeded, uids).Object)
 			if err != nil {
 				t.Fatal(err)
 			}
