@@ -173,6 +173,13 @@ func (k *kube) change(ctx context.Context, from, to []*unstructured.Unstructured
 		switch {
 		case !ok:
 			create = append(create, u)
+		case o.GetUID() != "" && u.GetUID() != "" && o.GetUID() != u.GetUID():
+			// Another uid under the same name is a new incarnation (a
+			// build the MCO deleted and created again), not an update.
+			if err := k.Remove(ctx, o); err != nil {
+				return fmt.Errorf("delete %s %s: %w", o.GetKind(), objectName(o), err)
+			}
+			create = append(create, u)
 		case !reflect.DeepEqual(cluster.Sanitize(o).Object, cluster.Sanitize(u).Object):
 			if err := k.Update(ctx, u, statusOnlyChange(o, u)); err != nil {
 				return fmt.Errorf("update %s %s: %w", u.GetKind(), objectName(u), err)

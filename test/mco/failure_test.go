@@ -56,12 +56,7 @@ func TestBuildFailsRetriesThenFailsForGood(t *testing.T) {
 				}
 				return nil
 			},
-			done: func(ctx context.Context, w *world, in *incident) string {
-				if m := buildCondition(ctx, w, in, "Building", "True"); m != "" {
-					return m
-				}
-				return poolCondition(ctx, w, "Updating", "True", "waiting for OS image build to complete")
-			}},
+			done: buildRunning},
 		retry(7, "k2w9p", "x8mzt", 2),
 		retry(14, "x8mzt", "hc5nl", 3),
 		{at: 20, note: "the last retry fails; the Job gives up (played): the build is Failed",
@@ -74,23 +69,10 @@ func TestBuildFailsRetriesThenFailsForGood(t *testing.T) {
 				}
 				return poolCondition(ctx, w, "ImageBuildDegraded", "True", "")
 			}},
-		{at: 45, note: "the admin fixes the Containerfile: the MCO starts a new build, deletes the failed one",
+		{at: 45, note: "the admin fixes the Containerfile: the MCO starts a new build, deletes the failed one; the new build's pod runs (played)",
 			play: fixContainerfile,
 			done: func(ctx context.Context, w *world, in *incident) string {
-				if m := newBuildJob(ctx, w, in, fixedBuild); m != "" {
-					return m
-				}
-				if w.get(ctx, mosbGVR, "", failingBuild) != nil {
-					return "the deletion of the failed build " + failingBuild
-				}
-				return ""
-			}},
-		{at: 46, note: "the new build's pod runs (played)",
-			play: func(ctx context.Context, w *world, in *incident) error {
-				return w.startBuildPod(ctx, "build-"+in.mosb, "r5t8w")
-			},
-			done: func(ctx context.Context, w *world, in *incident) string {
-				return buildCondition(ctx, w, in, "Building", "True")
+				return w.replacedAndRunning(ctx, in, fixedBuild, failingBuild, "r5t8w")
 			}},
 		{at: 70, note: "the new build pushes its image and succeeds (played); the MCO cleans up",
 			play: func(ctx context.Context, w *world, in *incident) error {
@@ -103,7 +85,15 @@ func TestBuildFailsRetriesThenFailsForGood(t *testing.T) {
 				if w.get(ctx, jobGVR, mcoNamespace, "build-"+in.mosb) != nil {
 					return "the deletion of the succeeded build's Job"
 				}
-				return poolCondition(ctx, w, "Updating", "True", "waiting for nodes to apply OS image")
+				// No node runs the new image: the node controller's next
+				// count says so.
+				if m := poolCount(ctx, w, "updatedMachineCount", 0); m != "" {
+					return m
+				}
+				if m := poolCondition(ctx, w, "Updating", "True", "waiting for nodes to apply OS image"); m != "" {
+					return m
+				}
+				return firstTargeted(ctx, w, fixedImage, seed004Nodes)
 			}},
 	}, rolloutSteps(fixedImage, seed004Nodes, 71, 79, 87)...))
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
@@ -48,6 +49,7 @@ type record struct {
 	note    string
 	series  map[string]float64
 	objects map[string]*unstructured.Unstructured // by kind/name
+	pods    []unstructured.Unstructured           // the build pods the test played
 }
 
 // settleTimeout bounds each wait for the MCO: its work queues retry after
@@ -95,7 +97,10 @@ func runIncidentFrom(t *testing.T, name string, fromState bool, steps []step) *i
 		}
 	}
 	slices.SortStableFunc(seed, func(a, b *unstructured.Unstructured) int {
-		return slices.Index(seedKinds, a.GetKind()) - slices.Index(seedKinds, b.GetKind())
+		if k := slices.Index(seedKinds, a.GetKind()) - slices.Index(seedKinds, b.GetKind()); k != 0 {
+			return k
+		}
+		return a.GetCreationTimestamp().Compare(b.GetCreationTimestamp().Time)
 	})
 	// The seed's times move with minute 0 to now, so that the ages the
 	// rules compute from the seed's timestamps stay the lifecycle's.
@@ -119,6 +124,7 @@ func runIncidentFrom(t *testing.T, name string, fromState bool, steps []step) *i
 	if err != nil {
 		t.Fatal(err)
 	}
+	writeStages(t, in)
 	compareWithLifecycle(t, in)
 	judge(t, in, rules)
 	return in
@@ -158,7 +164,11 @@ func (w *world) record(ctx context.Context, s step) record {
 	if err != nil {
 		w.t.Fatalf("minute %d: %v", s.at, err)
 	}
-	return record{at: s.at, when: time.Now(), note: s.note, series: series, objects: w.objects(ctx)}
+	pods, err := w.resource(podGVR, mcoNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		w.t.Fatalf("minute %d: list pods: %v", s.at, err)
+	}
+	return record{at: s.at, when: time.Now(), note: s.note, series: series, objects: w.objects(ctx), pods: pods.Items}
 }
 
 // settledScrape scrapes until three scrapes half a second apart agree.

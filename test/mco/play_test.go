@@ -25,13 +25,15 @@ import (
 )
 
 var (
-	mosbGVR = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineosbuilds"}
-	moscGVR = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineosconfigs"}
-	mcpGVR  = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineconfigpools"}
-	jobGVR  = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
-	podGVR  = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	cmGVR   = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	nodeGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	mosbGVR       = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineosbuilds"}
+	moscGVR       = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineosconfigs"}
+	mcpGVR        = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineconfigpools"}
+	jobGVR        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	podGVR        = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	cmGVR         = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	nodeGVR       = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	secretGVR     = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	deploymentGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 )
 
 // MCO annotation keys (pkg/daemon/constants, pkg/controller/build/constants).
@@ -230,10 +232,11 @@ func parseLabels(s string) map[string]string {
 // collectGarbage plays the garbage collector, which runs all along in a
 // cluster: an owner deleted in the foreground (a Job, a MachineOSBuild:
 // deletionTimestamp and the foregroundDeletion finalizer) loses its
-// dependents, then its finalizers; Jobs and pods whose owner (by uid) is
-// gone are deleted, as background propagation does.
+// dependents, then its finalizers; Jobs, pods, ConfigMaps and Secrets
+// whose owner (by uid) is gone are deleted, as background propagation
+// does.
 func (w *world) collectGarbage(ctx context.Context) error {
-	for _, gvr := range []schema.GroupVersionResource{mosbGVR, jobGVR, podGVR} {
+	for _, gvr := range []schema.GroupVersionResource{mosbGVR, jobGVR, podGVR, cmGVR, secretGVR} {
 		ns := mcoNamespace
 		if gvr == mosbGVR {
 			ns = ""

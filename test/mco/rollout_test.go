@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
@@ -53,7 +55,10 @@ func TestPausedPool(t *testing.T) {
 		step{at: 400, note: "the admin unpauses the pool",
 			play: func(ctx context.Context, w *world, in *incident) error { return setPaused(ctx, w, false) },
 			done: func(ctx context.Context, w *world, in *incident) string {
-				return poolCondition(ctx, w, "Updating", "True", "waiting for nodes to apply OS image")
+				if m := poolCondition(ctx, w, "Updating", "True", "waiting for nodes to apply OS image"); m != "" {
+					return m
+				}
+				return firstTargeted(ctx, w, newImage, poolNodes)
 			}}),
 		rolloutSteps(newImage, poolNodes, 401, 409, 417, 425)...))
 }
@@ -63,6 +68,7 @@ func TestPausedPool(t *testing.T) {
 // with paused, the pool is paused first and its messages say so.
 func newConfigBuildSteps(paused bool) []step {
 	waiting := map[bool]string{false: "waiting for nodes to apply OS image", true: "Pool is paused; OS image build completed successfully"}[paused]
+	building := map[bool]string{false: "waiting for OS image build to complete", true: "Pool is paused; OS image build in progress"}[paused]
 	return []step{
 		// The lifecycle's minute 0, the pool waiting for a new build to
 		// start, lasts the build controller's UpdateDelay (5 s) here: the
@@ -80,14 +86,21 @@ func newConfigBuildSteps(paused bool) []step {
 				if m := newBuildJob(ctx, w, in, "layered-d41c8e2a7f3b49d6a0e5c1b8f2d7a3e6"); m != "" {
 					return m
 				}
-				return buildCondition(ctx, w, in, "Prepared", "True")
+				if m := buildCondition(ctx, w, in, "Prepared", "True"); m != "" {
+					return m
+				}
+				// The node controller's next sync (updateDelay, 5 s).
+				return poolCondition(ctx, w, "ImageBuildDegraded", "False", "New build started")
 			}},
 		{at: 2, note: "the Job's pod runs (played)",
 			play: func(ctx context.Context, w *world, in *incident) error {
 				return w.startBuildPod(ctx, "build-"+in.mosb, "h2k7m")
 			},
 			done: func(ctx context.Context, w *world, in *incident) string {
-				return buildCondition(ctx, w, in, "Building", "True")
+				if m := buildCondition(ctx, w, in, "Building", "True"); m != "" {
+					return m
+				}
+				return poolCondition(ctx, w, "Updating", "True", building)
 			}},
 		{at: 25, note: "the build pod pushes the image and succeeds (played); the MCO cleans up",
 			play: func(ctx context.Context, w *world, in *incident) error {
@@ -103,7 +116,15 @@ func newConfigBuildSteps(paused bool) []step {
 				if c := conditions(w.get(ctx, mcpGVR, "", pool))["Updating"]; !strings.Contains(c.Message, waiting) {
 					return fmt.Sprintf("pool %s Updating %q (has %v)", pool, waiting, c)
 				}
-				return ""
+				// The build controller's text, until the node controller's
+				// next sync writes its own (status.go calculateStatus).
+				if m := poolCondition(ctx, w, "ImageBuildDegraded", "False", "Build completed successfully"); m != "" {
+					return m
+				}
+				if paused {
+					return ""
+				}
+				return firstTargeted(ctx, w, newImage, poolNodes)
 			}},
 	}
 }
@@ -139,7 +160,9 @@ func rolloutSteps(image string, nodes []string, at ...int) []step {
 						}
 					}
 				}
-				return ""
+				// The node controller counts the working node
+				// unavailable on its next sync (updateDelay, 5 s).
+				return poolCount(ctx, w, "unavailableMachineCount", 1)
 			}
 		} else {
 			s.note = "the last node is done; the pool is Updated"
@@ -230,4 +253,56 @@ func buildCondition(ctx context.Context, w *world, in *incident, typ, status str
 		return ""
 	}
 	return fmt.Sprintf("MachineOSBuild %s condition %s=%s", in.mosb, typ, status)
+}
+
+// runBuildPod plays the Job controller and the kubelet once the MCO has
+// created the incident's build Job: its pod runs. It says what the build
+// lacks until it reads Building.
+func (w *world) runBuildPod(ctx context.Context, in *incident, suffix string) string {
+	job := "build-" + in.mosb
+	if w.get(ctx, podGVR, mcoNamespace, job+"-"+suffix) == nil {
+		if err := w.startBuildPod(ctx, job, suffix); err != nil {
+			return err.Error()
+		}
+	}
+	return buildCondition(ctx, w, in, "Building", "True")
+}
+
+// ephemeralLeft names what is left of a build's ephemeral ConfigMaps and
+// Secrets, which the build controller's cleaner deletes with the build.
+func (w *world) ephemeralLeft(ctx context.Context, build string) string {
+	for _, gvr := range []schema.GroupVersionResource{cmGVR, secretGVR} {
+		list, err := w.resource(gvr, mcoNamespace).List(ctx, metav1.ListOptions{LabelSelector: annoPrefix + "machine-os-build=" + build})
+		if err != nil {
+			return err.Error()
+		}
+		if len(list.Items) > 0 {
+			return fmt.Sprintf("the deletion of %s %s", gvr.Resource, list.Items[0].GetName())
+		}
+	}
+	return ""
+}
+
+// poolCount says what the pool lacks of a status count, "" when it has it.
+func poolCount(ctx context.Context, w *world, field string, want int64) string {
+	p := w.get(ctx, mcpGVR, "", pool)
+	if p == nil {
+		return "pool " + pool
+	}
+	got, _, _ := unstructured.NestedInt64(p.Object, "status", field)
+	if got == want {
+		return ""
+	}
+	return fmt.Sprintf("pool %s status.%s %d (has %d)", pool, field, want, got)
+}
+
+// firstTargeted says what the node controller has yet to write of its
+// first target once a build succeeded: the MachineOSConfig names the
+// image, and its next sync (updateDelay, 5 s after the one that reported
+// the pool waiting for nodes) picks a node, counted unavailable.
+func firstTargeted(ctx context.Context, w *world, image string, nodes []string) string {
+	if targeted := w.nodesTargeting(ctx, nodes, image); len(targeted) != 1 {
+		return fmt.Sprintf("desiredImage %s on one node (has %v)", image, targeted)
+	}
+	return poolCount(ctx, w, "unavailableMachineCount", 1)
 }

@@ -90,7 +90,17 @@ func newWorld(t *testing.T, seed []*unstructured.Unstructured) *world {
 		t.Fatal(err)
 	}
 	uids := map[types.UID]types.UID{} // the seed's uids to the API server's
+	var nodes int
 	for _, u := range append(base, seed...) {
+		// The node controller picks the oldest node of a zone first
+		// (sortNodeList): the API server stamps creation times to the
+		// second, so the seed's nodes, oldest first, get a second each.
+		if u.GetKind() == "Node" {
+			if nodes > 0 {
+				time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+			}
+			nodes++
+		}
 		refs := u.GetOwnerReferences()
 		for i := range refs {
 			if uid, ok := uids[refs[i].UID]; ok {
