@@ -27,26 +27,12 @@ func TestReloadDrainsRequestsInFlight(t *testing.T) {
 		}
 	}
 	write("deny")
-	w, err := LoadWebConfig(file, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/slow", func(http.ResponseWriter, *http.Request) { close(entered); <-release })
 	mux.HandleFunc("/fast", func(http.ResponseWriter, *http.Request) {})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	noSystemd := false
-	s, err := serveOn(ServeConfig{Handler: mux, Timeouts: DefaultTimeouts, Flags: &web.FlagConfig{WebSystemdSocket: &noSystemd},
-		WebConfig: w, MaxConns: 8, Logger: slog.New(slog.DiscardHandler)}, []net.Listener{l}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, base := serveFile(t, file, mux, 8)
 	t.Cleanup(func() { _ = s.Shutdown(t.Context()) })
-	base := "http://" + l.Addr().String()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	frame := func(path string) string {
 		resp, err := client.Get(base + path)
@@ -83,20 +69,7 @@ func TestReloadsAreNotFailures(t *testing.T) {
 	if err := os.WriteFile(file, []byte("http_server_config:\n  http2: true\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w, err := LoadWebConfig(file, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	noSystemd := false
-	s, err := serveOn(ServeConfig{Handler: http.NotFoundHandler(), Timeouts: DefaultTimeouts, Flags: &web.FlagConfig{WebSystemdSocket: &noSystemd},
-		WebConfig: w, Logger: slog.New(slog.DiscardHandler)}, []net.Listener{l}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := serveFile(t, file, http.NotFoundHandler(), 0)
 	for range 20 {
 		if _, err := s.Reload(); err != nil {
 			t.Fatal(err)
@@ -119,22 +92,9 @@ func TestReloadAnswersEveryConnection(t *testing.T) {
 	if err := os.WriteFile(file, []byte("http_server_config:\n  headers:\n    X-Frame-Options: deny\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w, err := LoadWebConfig(file, 1<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	noSystemd := false
-	s, err := serveOn(ServeConfig{Handler: http.NotFoundHandler(), Timeouts: DefaultTimeouts, Flags: &web.FlagConfig{WebSystemdSocket: &noSystemd},
-		WebConfig: w, Logger: slog.New(slog.DiscardHandler)}, []net.Listener{l}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, base := serveFile(t, file, http.NotFoundHandler(), 0)
 	t.Cleanup(func() { _ = s.Shutdown(t.Context()) })
-	url := "http://" + l.Addr().String() + "/"
+	url := base + "/"
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	done := make(chan struct{})
 	failures := make(chan error, 1)
@@ -172,4 +132,26 @@ func TestReloadAnswersEveryConnection(t *testing.T) {
 		t.Errorf("a request during 300 reloads: %v", err)
 	default:
 	}
+}
+
+// serveFile serves h under the web config file, on a new local listener
+// (capped at maxConns when it is not 0), and returns the serving and its
+// base URL.
+func serveFile(t *testing.T, file string, h http.Handler, maxConns int) (*Serving, string) {
+	t.Helper()
+	w, err := LoadWebConfig(file, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noSystemd := false
+	s, err := serveOn(ServeConfig{Handler: h, Timeouts: DefaultTimeouts, Flags: &web.FlagConfig{WebSystemdSocket: &noSystemd},
+		WebConfig: w, MaxConns: maxConns, Logger: slog.New(slog.DiscardHandler)}, []net.Listener{l}, maxConns > 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, "http://" + l.Addr().String()
 }
