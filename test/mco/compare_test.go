@@ -194,13 +194,14 @@ func sameMinute(key, got, want string) bool {
 }
 
 // mcoMinute is the lifecycle minute of a timestamp the MCO wrote: the
-// step it was written in, or, before minute 0, the seed's own minute.
+// step it was written in, or, for a time the MCO kept from the seed
+// (before minute 0 or within it), the seed's own minute.
 func (in *incident) mcoMinute(ts string) int {
 	t, err := time.Parse(time.RFC3339, ts)
 	if err != nil {
 		return -1
 	}
-	if t.Before(in.begin) {
+	if in.fromSeed(t, ts) {
 		return int(math.Floor(t.Sub(in.begin).Minutes()))
 	}
 	for _, r := range in.records {
@@ -209,6 +210,14 @@ func (in *incident) mcoMinute(ts string) int {
 		}
 	}
 	return in.l.End
+}
+
+// fromSeed says whether timestamp ts (t parsed) is the seed's: before
+// minute 0, or one of the seed's own (the MCO keeps a condition's time
+// while its status holds: SetMachineConfigPoolCondition). A step's write
+// in the very second of a seed's time would count as the seed's.
+func (in *incident) fromSeed(t time.Time, ts string) bool {
+	return t.Before(in.begin) || in.seedTimes[ts]
 }
 
 // fixtureMinute is the lifecycle minute of a fixture's timestamp.

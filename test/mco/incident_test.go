@@ -31,12 +31,15 @@ type step struct {
 // incident is an incident's run: what the test learned of the names the
 // MCO chose, and what it recorded at each step.
 type incident struct {
-	l       *lifecycle.Lifecycle
-	states  []lifecycle.State
-	mosb    string    // the build the MCO created for the incident
-	seeded  []string  // the builds of the seed
-	begin   time.Time // minute 0
-	records []record
+	l      *lifecycle.Lifecycle
+	states []lifecycle.State
+	mosb   string    // the build the MCO created for the incident
+	seeded []string  // the builds of the seed
+	begin  time.Time // minute 0
+	// seedTimes are the seed's timestamps on the run's clock: those of
+	// its minute 0 fall after begin, yet are the seed's, not a step's.
+	seedTimes map[string]bool
+	records   []record
 	// names maps the MCO's names to the lifecycle's, for comparison.
 	names map[string]string
 }
@@ -105,8 +108,10 @@ func runIncidentFrom(t *testing.T, name string, fromState bool, steps []step) *i
 	// The seed's times move with minute 0 to now, so that the ages the
 	// rules compute from the seed's timestamps stay the lifecycle's.
 	in.begin = time.Now().Truncate(time.Second)
+	in.seedTimes = map[string]bool{}
 	for i, u := range seed {
 		seed[i] = &unstructured.Unstructured{Object: shiftTimes(u.DeepCopy().Object, in.begin.Sub(l.Start)).(map[string]any)}
+		collectTimes(seed[i].Object, in.seedTimes)
 	}
 	w := newWorld(t, seed)
 	ctx := t.Context()
@@ -218,4 +223,22 @@ func shiftTimes(v any, d time.Duration) any {
 		}
 	}
 	return v
+}
+
+// collectTimes adds the RFC 3339 timestamps in v to into.
+func collectTimes(v any, into map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			collectTimes(e, into)
+		}
+	case []any:
+		for _, e := range x {
+			collectTimes(e, into)
+		}
+	case string:
+		if _, err := time.Parse(time.RFC3339, x); err == nil {
+			into[x] = true
+		}
+	}
 }

@@ -151,7 +151,7 @@ func (in *incident) reclock(v any) any {
 		t, err := time.Parse(time.RFC3339, x)
 		switch {
 		case err != nil:
-		case t.Before(in.begin):
+		case in.fromSeed(t, x):
 			return t.Add(in.l.Start.Sub(in.begin)).UTC().Format(time.RFC3339)
 		default:
 			return in.l.At(in.mcoMinute(x)).UTC().Format(time.RFC3339)
