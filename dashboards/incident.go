@@ -1,6 +1,7 @@
 package dashboards
 
-// The review recording rules (alerts/review-rules.yaml).
+// The recording rules OCL / Incident draws (alerts/machineosbuild-rules.yaml
+// and alerts/rollout-rules.yaml).
 const (
 	buildPhaseCode = "machineosbuild:mosb_build_phase:code"
 	buildDuration  = "machineosbuild:mosb_build_duration_seconds"
