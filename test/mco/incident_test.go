@@ -208,37 +208,30 @@ func (w *world) settledScrape(ctx context.Context) (map[string]float64, error) {
 
 // shiftTimes moves every RFC 3339 timestamp in v by d.
 func shiftTimes(v any, d time.Duration) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = shiftTimes(e, d)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = shiftTimes(e, d)
-		}
-	case string:
-		if t, err := time.Parse(time.RFC3339, x); err == nil {
-			return t.Add(d).UTC().Format(time.RFC3339)
-		}
-	}
-	return v
+	return mapTimes(v, func(t time.Time, _ string) string { return t.Add(d).UTC().Format(time.RFC3339) })
 }
 
 // collectTimes adds the RFC 3339 timestamps in v to into.
 func collectTimes(v any, into map[string]bool) {
+	mapTimes(v, func(_ time.Time, s string) string { into[s] = true; return s })
+}
+
+// mapTimes replaces, in place, every RFC 3339 timestamp s in v (t parsed)
+// by f(t, s), and returns v.
+func mapTimes(v any, f func(t time.Time, s string) string) any {
 	switch x := v.(type) {
 	case map[string]any:
-		for _, e := range x {
-			collectTimes(e, into)
+		for k, e := range x {
+			x[k] = mapTimes(e, f)
 		}
 	case []any:
-		for _, e := range x {
-			collectTimes(e, into)
+		for i, e := range x {
+			x[i] = mapTimes(e, f)
 		}
 	case string:
-		if _, err := time.Parse(time.RFC3339, x); err == nil {
-			into[x] = true
+		if t, err := time.Parse(time.RFC3339, x); err == nil {
+			return f(t, x)
 		}
 	}
+	return v
 }

@@ -138,26 +138,12 @@ func (in *incident) fixtureObject(u, seeded *unstructured.Unstructured, uids map
 // reclock moves the timestamps the MCO wrote to the start of the
 // lifecycle minute of their step, and the seed's back to its clock.
 func (in *incident) reclock(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = in.reclock(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = in.reclock(e)
-		}
-	case string:
-		t, err := time.Parse(time.RFC3339, x)
-		switch {
-		case err != nil:
-		case in.fromSeed(t, x):
+	return mapTimes(v, func(t time.Time, s string) string {
+		if in.fromSeed(t, s) {
 			return t.Add(in.l.Start.Sub(in.begin)).UTC().Format(time.RFC3339)
-		default:
-			return in.l.At(in.mcoMinute(x)).UTC().Format(time.RFC3339)
 		}
-	}
-	return v
+		return in.l.At(in.mcoMinute(s)).UTC().Format(time.RFC3339)
+	})
 }
 
 // renamedText replaces the MCO's generated names by the lifecycle's.
