@@ -48,11 +48,19 @@ func outputLabels(e parser.Expr, metrics map[string][]string) ([]string, error) 
 	case *parser.SubqueryExpr:
 		return outputLabels(n.Expr, metrics)
 	case *parser.VectorSelector:
-		labels, ok := metrics[n.Name]
-		if !ok {
-			return nil, fmt.Errorf("%s: labels unknown", n.Name)
+		names, err := selectorNames(n)
+		if err != nil {
+			return nil, err
 		}
-		return labels, nil
+		var out []string
+		for _, name := range names {
+			labels, ok := metrics[name]
+			if !ok {
+				return nil, fmt.Errorf("%s: labels unknown", name)
+			}
+			out = union(out, labels)
+		}
+		return out, nil
 	case *parser.AggregateExpr:
 		switch {
 		case n.Op == parser.TOPK || n.Op == parser.BOTTOMK || n.Op == parser.LIMITK || n.Op == parser.LIMIT_RATIO:

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 
@@ -248,6 +249,24 @@ func labelValues() map[string][]string {
 // regexp that is an alternation of values.
 var plainAlternation = regexp.MustCompile(`^[A-Za-z_|]*$`)
 
+// nameAlternation is a __name__ matcher value naming metrics outright.
+var nameAlternation = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*(\|[a-zA-Z_:][a-zA-Z0-9_:]*)*$`)
+
+// selectorNames are the metrics a selector reads: its name, or the names
+// a __name__ matcher lists ({__name__=~"a|b"} reads both with one index
+// lookup, where "a or b" takes two).
+func selectorNames(vs *parser.VectorSelector) ([]string, error) {
+	if vs.Name != "" {
+		return []string{vs.Name}, nil
+	}
+	for _, m := range vs.LabelMatchers {
+		if m.Name == model.MetricNameLabel && (m.Type == labels.MatchEqual || m.Type == labels.MatchRegexp) && nameAlternation.MatchString(m.Value) {
+			return strings.Split(m.Value, "|"), nil
+		}
+	}
+	return nil, fmt.Errorf("%s: name the metrics it reads, by name or with __name__=~\"a|b\"", vs)
+}
+
 // exprProblems parses expr and checks every selector: the metric is known
 // and every closed-set label value it matches exists.
 func exprProblems(expr string, names map[string]bool) []string {
@@ -262,8 +281,14 @@ func exprProblems(expr string, names map[string]bool) []string {
 		if !ok {
 			return nil
 		}
-		if !names[vs.Name] {
-			out = append(out, vs.Name+" is not a metric the exporter emits (docs/metrics.md), a recording rule, up or ALERTS")
+		read, err := selectorNames(vs)
+		if err != nil {
+			out = append(out, err.Error())
+		}
+		for _, name := range read {
+			if !names[name] {
+				out = append(out, name+" is not a metric the exporter emits (docs/metrics.md), a recording rule, up or ALERTS")
+			}
 		}
 		for _, m := range vs.LabelMatchers {
 			allowed, closed := values[m.Name]
@@ -309,6 +334,8 @@ func TestExprProblemsRejects(t *testing.T) {
 		`mosb_failure_class{class="no_such_class"} == 1`,
 		`mosb_failure_class{class=~"oom_killed|oomkilled"} == 1`,
 		`mosb_build_phase{phase="Running"} == 1`,
+		`{__name__=~"mosb_info|mosb_build_phase_typo"} == 1`,
+		`{__name__=~"mosb_.*"} == 1`,
 	} {
 		if len(exprProblems(expr, names)) == 0 {
 			t.Errorf("%s passed the check", expr)
