@@ -98,7 +98,7 @@ func promtoolLifecycle(t *testing.T, l *lifecycle.Lifecycle, static map[string]m
 	for _, line := range wrap(strings.Join(strings.Fields(l.Description), " "), 74) {
 		fmt.Fprintf(&b, "# %s\n", line)
 	}
-	fmt.Fprintf(&b, "rule_files: [../*rules.yaml]\nevaluation_interval: 1m\ngroup_eval_order: [%s]\ntests:\n", strings.Join(GroupEvalOrder, ", "))
+	b.WriteString(PromtoolTestHeader("../*rules.yaml") + "tests:\n")
 	fmt.Fprintf(&b, "  - name: lifecycle %s\n    interval: 1m\n    start_timestamp: %s\n", l.Name, l.Start.UTC().Format(time.RFC3339))
 	b.WriteString("    input_series:\n")
 	for _, s := range timeline(t, l, states) {

@@ -1,5 +1,10 @@
 package alerts
 
+import (
+	"fmt"
+	"strings"
+)
+
 // GroupEvalOrder is the order in which promtool evaluates the rule groups
 // at each step of a test (group_eval_order in every alerts/tests file and
 // in the tests that write their own): a group after the groups whose
@@ -10,3 +15,9 @@ package alerts
 // the rules that read across groups are the ones that tolerate it
 // (TestGroupEvalOrderFollowsReads).
 var GroupEvalOrder = []string{"ocl-exporter", "ocl-machineosconfig", "ocl-machineosbuild", "ocl-rollout", "ocl-fleet"}
+
+// PromtoolTestHeader starts a promtool test file of the rule files glob:
+// one-minute evaluations, the groups in GroupEvalOrder.
+func PromtoolTestHeader(glob string) string {
+	return fmt.Sprintf("rule_files: [%s]\nevaluation_interval: 1m\ngroup_eval_order: [%s]\n", glob, strings.Join(GroupEvalOrder, ", "))
+}

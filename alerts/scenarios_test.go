@@ -118,8 +118,7 @@ func TestScenarioTestsCoverEveryAlert(t *testing.T) {
 func readScenario(path, name string) (*yaml.Node, error) {
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) && *update {
-		b = fmt.Appendf(nil, "rule_files: [../*rules.yaml]\nevaluation_interval: 1m\ngroup_eval_order: [%s]\ntests:\n  - name: %s\n    interval: 1m\n    alert_rule_test: []\n",
-			strings.Join(GroupEvalOrder, ", "), name)
+		b = fmt.Appendf(nil, "%stests:\n  - name: %s\n    interval: 1m\n    alert_rule_test: []\n", PromtoolTestHeader("../*rules.yaml"), name)
 	} else if err != nil {
 		return nil, fmt.Errorf("%w (go test ./alerts/ -update creates it)", err)
 	}

@@ -110,8 +110,7 @@ func judge(t *testing.T, in *incident, rulesDir string) {
 		}
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "rule_files: [%s]\nevaluation_interval: 1m\ngroup_eval_order: [%s]\ntests:\n",
-		filepath.Join(rulesDir, "*rules.yaml"), strings.Join(alerts.GroupEvalOrder, ", "))
+	b.WriteString(alerts.PromtoolTestHeader(filepath.Join(rulesDir, "*rules.yaml")) + "tests:\n")
 	fmt.Fprintf(&b, "  - name: %s with the MCO deciding\n    interval: 1m\n    start_timestamp: %d\n    input_series:\n", in.l.Name, in.begin.Unix())
 	for _, s := range slices.Sorted(maps.Keys(values)) {
 		fmt.Fprintf(&b, "      - series: %s\n        values: %s\n", quote(s), expanding(values[s]))
