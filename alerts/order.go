@@ -14,7 +14,7 @@ import (
 // own timer, so there such a read is up to one evaluation interval old;
 // the rules that read across groups are the ones that tolerate it
 // (TestGroupEvalOrderFollowsReads).
-var GroupEvalOrder = []string{"ocl-exporter", "ocl-machineosconfig", "ocl-machineosbuild", "ocl-rollout", "ocl-fleet"}
+var GroupEvalOrder = []string{"ocl-machineosconfig", "ocl-machineosbuild", "ocl-rollout"}
 
 // PromtoolTestHeader starts a promtool test file of the rule files glob:
 // one-minute evaluations, the groups in GroupEvalOrder.

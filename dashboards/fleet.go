@@ -1,7 +1,8 @@
 package dashboards
 
-// fleetCount selects one fleet recording rule (alerts/fleet-rules.yaml)
-// per cluster. max, because a cluster's Prometheus pair records it twice.
+// fleetCount selects one fleet recording rule (cluster:ocl_*, at the end of
+// alerts/rollout-rules.yaml) per cluster. max, because a cluster's
+// Prometheus pair records it twice.
 func fleetCount(record string) string {
 	return "max by (cluster) (" + record + "{" + clusterMatcher + "})"
 }
