@@ -24,7 +24,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"resource", "result"}),
 		capped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocl_exporter_events_dropped_total",
-			Help: "Events a watch did not keep because it holds only its newest " + strconv.Itoa(MaxEvents) + ", per watched resource; an event turned away again after a relist counts again.",
+			Help: "Events a watch did not keep because it holds only its newest " + strconv.Itoa(MaxEvents) + ", per watched resource.",
 		}, []string{"resource"}),
 	}
 	for _, r := range Resources() {
