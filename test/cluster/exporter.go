@@ -1,10 +1,16 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // BuildExporter builds cmd/ocl_exporter of the repository at repoRoot as
@@ -18,4 +24,27 @@ func BuildExporter(repoRoot, dir string) (string, error) {
 		return "", fmt.Errorf("go build ./cmd/ocl_exporter: %w\n%s", err, out)
 	}
 	return bin, nil
+}
+
+// Scrape reads an exporter's /metrics at base (scheme and host) as
+// Prometheus would parse it.
+func Scrape(ctx context.Context, base string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", base, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s/metrics: %s", base, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s/metrics: %w", base, err)
+	}
+	return families, nil
 }

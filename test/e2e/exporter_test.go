@@ -5,15 +5,13 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
@@ -55,13 +53,8 @@ func isOCL(name string) bool {
 	return slices.ContainsFunc(oclPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
 }
 
-// parseExposition reads the text format, keeping the OCL families.
-func parseExposition(r io.Reader) (series, error) {
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(r)
-	if err != nil {
-		return nil, err
-	}
+// oclSeries keeps the OCL families of a scrape, keyed by series.
+func oclSeries(families map[string]*dto.MetricFamily) series {
 	out := series{}
 	for name, mf := range families {
 		if !isOCL(name) {
@@ -79,7 +72,7 @@ func parseExposition(r io.Reader) (series, error) {
 			out[seriesKey(name, labels)] = v
 		}
 	}
-	return out, nil
+	return out
 }
 
 func seriesKey(name string, labels map[string]string) string {
@@ -95,16 +88,11 @@ func family(key string) string { return key[:strings.IndexByte(key, '{')] }
 
 // scrape reads /metrics.
 func (e *exporter) scrape(ctx context.Context) (series, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/metrics", nil)
-	resp, err := http.DefaultClient.Do(req)
+	families, err := cluster.Scrape(ctx, e.url)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	return parseExposition(resp.Body)
+	return oclSeries(families), nil
 }
 
 // withoutCounters drops the exporter's request counters from s, to keep

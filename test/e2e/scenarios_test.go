@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
+	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -132,18 +132,11 @@ func offline(t *testing.T, dir string) series {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeTextPlain))
+	byName := map[string]*dto.MetricFamily{}
 	for _, mf := range families {
-		if err := enc.Encode(mf); err != nil {
-			t.Fatal(err)
-		}
+		byName[mf.GetName()] = mf
 	}
-	s, err := parseExposition(strings.NewReader(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return oclSeries(byName)
 }
 
 // cluster keeps the series about the cluster: not the exporter's own

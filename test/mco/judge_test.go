@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,11 +15,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/ocl-exporter/ocl_exporter/alerts"
+	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 	"github.com/ocl-exporter/ocl_exporter/test/lifecycle"
 )
 
@@ -38,17 +36,7 @@ var ownFamilies = []string{"mosc_", "mosb_", "node_", "ocl_"}
 // scrape reads the exporter's /metrics as Prometheus stores it: each OCL
 // series with the target labels, keyed in PromQL notation.
 func (w *world) scrape(ctx context.Context) (map[string]float64, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, w.exporter+"/metrics", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	families, err := cluster.Scrape(ctx, w.exporter)
 	if err != nil {
 		return nil, err
 	}
