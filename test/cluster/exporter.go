@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -24,6 +26,15 @@ func BuildExporter(repoRoot, dir string) (string, error) {
 		return "", fmt.Errorf("go build ./cmd/ocl_exporter: %w\n%s", err, out)
 	}
 	return bin, nil
+}
+
+// ownPrefixes are the families the exporter's own code emits, apart from
+// the process and Go runtime families of client_golang.
+var ownPrefixes = []string{"mosc_", "mosb_", "node_", "ocl_"}
+
+// OwnFamily reports whether the exporter's own code emits family name.
+func OwnFamily(name string) bool {
+	return slices.ContainsFunc(ownPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
 }
 
 // Scrape reads an exporter's /metrics at base (scheme and host) as

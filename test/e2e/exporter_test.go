@@ -46,18 +46,11 @@ func startExporter(dir, bin, name, kubeconfig, addr string, flags ...string) (*e
 // series is a scrape as "name{label="value",...}" to value, labels sorted.
 type series map[string]float64
 
-// oclPrefixes are the families the exporter's own code emits.
-var oclPrefixes = []string{"mosc_", "mosb_", "node_", "ocl_"}
-
-func isOCL(name string) bool {
-	return slices.ContainsFunc(oclPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
-}
-
 // oclSeries keeps the OCL families of a scrape, keyed by series.
 func oclSeries(families map[string]*dto.MetricFamily) series {
 	out := series{}
 	for name, mf := range families {
-		if !isOCL(name) {
+		if !cluster.OwnFamily(name) {
 			continue
 		}
 		for _, m := range mf.GetMetric() {

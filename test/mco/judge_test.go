@@ -29,10 +29,6 @@ var target = map[string]string{
 	"job": "ocl-exporter", "namespace": "ocl-exporter", "pod": "ocl-exporter-7d9c5b8f6-k2x9p", "service": "ocl-exporter",
 }
 
-// ownFamilies are the prefixes of the families the exporter's collector
-// emits; the process and Go runtime families are left out.
-var ownFamilies = []string{"mosc_", "mosb_", "node_", "ocl_"}
-
 // scrape reads the exporter's /metrics as Prometheus stores it: each OCL
 // series with the target labels, keyed in PromQL notation.
 func (w *world) scrape(ctx context.Context) (map[string]float64, error) {
@@ -42,7 +38,7 @@ func (w *world) scrape(ctx context.Context) (map[string]float64, error) {
 	}
 	out := map[string]float64{formatSeries("up", target): 1}
 	for name, mf := range families {
-		if !slices.ContainsFunc(ownFamilies, func(p string) bool { return strings.HasPrefix(name, p) }) ||
+		if !cluster.OwnFamily(name) ||
 			strings.HasSuffix(name, "_total") { // request counters: not what an incident changes
 			continue
 		}
