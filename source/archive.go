@@ -10,10 +10,12 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"strings"
 
 	"github.com/ocl-exporter/ocl_exporter/regularfile"
@@ -40,8 +42,9 @@ func isArchive(p string) bool {
 }
 
 // archive reads the must-gather archive at p into a tree of the entries
-// the exporter reads. Links, devices and directories are never kept; a
-// name that is absolute or climbs out with ".." is an error, as is an
+// the exporter reads. Links, devices, sparse files and directories are
+// never kept, nor names no file system holds (not UTF-8, over PATH_MAX);
+// a name that is absolute or climbs out with ".." is an error, as is an
 // entry or the kept whole over its bound.
 func (l loader) archive(p string) (*tree, error) {
 	f, err := regularfile.Open(p, 0)
@@ -49,15 +52,14 @@ func (l loader) archive(p string) (*tree, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := decompressed(bufio.NewReader(f))
+	r, err := decompressed(bufio.NewReader(contextReader{l.ctx, f}))
 	if err != nil {
 		return nil, fmt.Errorf("%w; or extract it (tar xf %s) and pass the directory", err, p)
 	}
-	var candidates []treeFile
 	data := map[string][]byte{}
 	var total int64
-	links := 0
-	seenLayout := false
+	notFiles := 0
+	ls := lister{}
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
@@ -65,39 +67,41 @@ func (l loader) archive(p string) (*tree, error) {
 			break
 		}
 		if err != nil {
+			if cerr := l.ctx.Err(); cerr != nil {
+				return nil, cerr
+			}
 			return nil, fmt.Errorf("reading the archive: %w; or extract it (tar xf %s) and pass the directory", err, p)
 		}
-		switch h.Typeflag {
-		case tar.TypeReg:
-		case tar.TypeDir:
+		name := strings.TrimPrefix(h.Name, "./")
+		switch {
+		case h.Typeflag == tar.TypeDir:
 			continue // nothing is written: a directory's name is harmless
-		default:
-			links++
+		case h.Typeflag != tar.TypeReg || sparse(h):
+			notFiles++
+			continue
+		case climbsOut(name):
+			return nil, fmt.Errorf("archive entry %q: a name outside the archive (absolute or with ..): not a must-gather", headBytes(h.Name, 256))
+		case !fs.ValidPath(name) || len(name) > maxPathBytes:
+			ls.odd(name)
 			continue
 		}
-		name := strings.TrimPrefix(h.Name, "./")
-		if !fs.ValidPath(name) {
-			return nil, fmt.Errorf("archive entry %q: a name outside the archive (absolute or with ..): not a must-gather", h.Name)
-		}
 		f := l.role(name)
-		candidates = append(candidates, f)
-		seenLayout = seenLayout || f.inLayout
-		if f.role == roleSkip || (seenLayout && f.role == roleObjects && !f.inLayout) {
-			continue // choose skips it: not read
+		if !ls.add(f) {
+			continue // not read: only counted
 		}
 		b, err := l.entry(tr, f, h.Size)
 		if err != nil {
 			return nil, fmt.Errorf("archive entry %s: %w", name, err)
 		}
-		if total += int64(len(b)); total > MaxArchiveBytes {
+		if total += int64(len(b) + len(name)); total > MaxArchiveBytes {
 			return nil, fmt.Errorf("the archive's files the exporter reads hold more than %d bytes: extract it (tar xf %s) and pass the directory", int64(MaxArchiveBytes), p)
 		}
 		data[name] = b
 	}
-	if links > 0 {
-		l.logger.Warn("skipped archive entries that are not regular files (links, devices)", "archive", p, "entries", links)
+	if notFiles > 0 {
+		l.logger.Warn("skipped archive entries that are not regular files (links, devices, sparse files)", "archive", p, "entries", notFiles)
 	}
-	t := l.choose(candidates)
+	t := ls.tree(l)
 	if len(t.files) == 0 && !t.mustGather {
 		return nil, fmt.Errorf("no .yaml, .yml or .json files in the archive")
 	}
@@ -114,16 +118,58 @@ func (l loader) archive(p string) (*tree, error) {
 	return t, nil
 }
 
+// maxPathBytes is Linux's PATH_MAX: no file system holds a longer name,
+// and no must-gather was written with one.
+const maxPathBytes = 4096
+
+// climbsOut: an absolute name, or one with a ".." element, which an
+// extraction would write outside its directory.
+func climbsOut(name string) bool {
+	return path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") || strings.HasSuffix(name, "/..") || strings.Contains(name, "/../")
+}
+
+// sparse: a GNU sparse file, in the old form or PAX's. Its holes read as
+// zeros the archive does not hold: 288 bytes of archive can declare 2^62
+// of them at a build log's path. Neither oc nor tar without --sparse
+// writes one.
+func sparse(h *tar.Header) bool {
+	if h.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range h.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
+}
+
+// contextReader fails its reads once ctx ends.
+type contextReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c contextReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // entry reads the current entry: a log's tail, anything else whole if
 // within the file bound.
 func (l loader) entry(tr *tar.Reader, f treeFile, size int64) ([]byte, error) {
+	// Reads of the entry stop with ctx too: bytes that are not the
+	// archive's (a sparse file's holes) never reach the archive's reader.
+	r := contextReader{l.ctx, tr}
 	if f.role == roleLog {
-		return tail(tr, size, max(logTailBytes, builderLogBytes))
+		return tail(r, size, max(logTailBytes, builderLogBytes))
 	}
 	if size > l.maxBytes {
 		return nil, fmt.Errorf("%d bytes, more than the %d a snapshot file may hold", size, l.maxBytes)
 	}
-	return io.ReadAll(io.LimitReader(tr, l.maxBytes+1))
+	return io.ReadAll(io.LimitReader(r, l.maxBytes+1))
 }
 
 // tail returns the last n bytes of r, which holds size bytes: a

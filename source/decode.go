@@ -7,6 +7,7 @@ package source
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 // fileState collects what one file's documents have in common, to log it
 // once per file rather than once per object.
 type fileState struct {
+	ctx            context.Context // ends the load
 	name           string
 	strayNamespace []string // cluster-scoped objects that named a namespace
 	skipped        map[string]int
@@ -35,8 +37,8 @@ type fileState struct {
 	logger         *slog.Logger
 }
 
-func newFileState(name string, older *olderObjects, cov *coverage, cl *claims, logger *slog.Logger) *fileState {
-	return &fileState{name: name, skipped: map[string]int{}, older: older, cov: cov, claims: cl, logger: logger}
+func newFileState(ctx context.Context, name string, older *olderObjects, cov *coverage, cl *claims, logger *slog.Logger) *fileState {
+	return &fileState{ctx: ctx, name: name, skipped: map[string]int{}, older: older, cov: cov, claims: cl, logger: logger}
 }
 
 func (st *fileState) merge(o *fileState) {
@@ -84,7 +86,7 @@ func notValid(err error) error {
 // not stand alone (anchors), whole.
 func (st *fileState) convertYAML(doc []byte) ([]runtime.Object, error) {
 	if head, items, ok := splitYAMLList(doc); ok {
-		part := newFileState(st.name, st.older, st.cov, st.claims, st.logger)
+		part := newFileState(st.ctx, st.name, st.older, st.cov, st.claims, st.logger)
 		if objs, err := part.convertItems(head, items); err == nil {
 			st.merge(part)
 			return objs, nil
@@ -121,6 +123,9 @@ func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object
 func (st *fileState) convertEach(n int, item func(i int) ([]byte, error)) ([]runtime.Object, error) {
 	var out []runtime.Object
 	for i := range n {
+		if err := st.ctx.Err(); err != nil {
+			return nil, err
+		}
 		raw, err := item(i)
 		if err == nil {
 			var objs []runtime.Object
