@@ -142,7 +142,9 @@ func TestMustGatherOddPartsAreSkipped(t *testing.T) {
 
 // mkdirAllLong and writeFileLong work below PATH_MAX by changing into
 // each directory: 2,100 nested directories make a longer path.
-func mkdirAllLong(p string) error { return inDir(p, func(rel string) error { return os.MkdirAll(rel, 0o755) }) }
+func mkdirAllLong(p string) error {
+	return inDir(p, func(rel string) error { return os.MkdirAll(rel, 0o755) })
+}
 
 func writeFileLong(p, body string) error {
 	return inDir(filepath.Dir(p), func(rel string) error {
