@@ -110,22 +110,20 @@ func TestMustGatherOddPartsAreSkipped(t *testing.T) {
 	}
 	dir, logs := copyMustGather(t)
 	image := strings.Split(logs[0], "/namespaces/")[0]
-	deep := filepath.Join(image, "host_service_logs")
-	for range 2100 {
-		deep = filepath.Join(deep, "d")
-	}
 	for _, p := range []string{
 		filepath.Join(image, "namespaces", "openshift-etcd", "\xff\xfe", "x.yaml"),
 		filepath.Join(image, "namespaces", "openshift-machine-config-operator", "pods", "p\xff", "p\xff.yaml"),
 		filepath.Join(image, "host_service_logs", "kubelet-\xff.yaml"),
-		filepath.Join(deep, "x.yaml"),
 	} {
-		if err := mkdirAllLong(filepath.Dir(p)); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeFileLong(p, "a: 1\n"); err != nil {
+		if err := os.WriteFile(p, []byte("a: 1\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := writeDeep(filepath.Join(image, "host_service_logs"), 2100, "x.yaml", "a: 1\n"); err != nil {
+		t.Fatal(err)
 	}
 	var out bytes.Buffer
 	got, err := OpenSnapshot(t.Context(), dir, slog.New(slog.NewTextHandler(&out, nil)))
@@ -140,38 +138,26 @@ func TestMustGatherOddPartsAreSkipped(t *testing.T) {
 	}
 }
 
-// mkdirAllLong and writeFileLong work below PATH_MAX by changing into
-// each directory: 2,100 nested directories make a longer path.
-func mkdirAllLong(p string) error {
-	return inDir(p, func(rel string) error { return os.MkdirAll(rel, 0o755) })
-}
-
-func writeFileLong(p, body string) error {
-	return inDir(filepath.Dir(p), func(rel string) error {
-		return os.WriteFile(filepath.Join(rel, filepath.Base(p)), []byte(body), 0o644)
-	})
-}
-
-// inDir runs f with p relative to a directory it changes into, at most
-// 1,000 components at a time.
-func inDir(p string, f func(rel string) error) error {
-	wd, err := os.Getwd()
+// writeDeep writes body to name under depth nested directories "d" in
+// dir, one directory at a time: their path is longer than PATH_MAX.
+func writeDeep(dir string, depth int, name, body string) error {
+	r, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.Chdir(wd) }()
-	parts := strings.Split(p, "/")
-	start := "/"
-	for len(parts) > 1000 {
-		if err := os.MkdirAll(filepath.Join(append([]string{start}, parts[:1000]...)...), 0o755); err != nil {
+	for range depth {
+		if err := r.Mkdir("d", 0o755); err != nil {
 			return err
 		}
-		if err := os.Chdir(filepath.Join(append([]string{start}, parts[:1000]...)...)); err != nil {
+		next, err := r.OpenRoot("d")
+		_ = r.Close()
+		if err != nil {
 			return err
 		}
-		start, parts = ".", parts[1000:]
+		r = next
 	}
-	return f(filepath.Join(append([]string{start}, parts...)...))
+	defer r.Close()
+	return r.WriteFile(name, []byte(body), 0o644)
 }
 
 // failingFS fails to read the directories named.
