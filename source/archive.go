@@ -6,18 +6,15 @@ package source
 // and only regular files are kept, in memory, bounded like files.
 
 import (
-	"archive/tar"
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"path"
 	"strings"
 
+	"github.com/ocl-exporter/ocl_exporter/listing"
 	"github.com/ocl-exporter/ocl_exporter/regularfile"
 )
 
@@ -42,66 +39,44 @@ func isArchive(p string) bool {
 }
 
 // archive reads the must-gather archive at p into a tree of the entries
-// the exporter reads. Links, devices, sparse files and directories are
-// never kept, nor names no file system holds (not UTF-8, over PATH_MAX);
-// a name that is absolute or climbs out with ".." is an error, as is an
-// entry or the kept whole over its bound.
+// the exporter reads (listing.ReadArchive says what else is skipped or
+// refused); an entry, or the kept whole, over its bound is an error.
 func (l loader) archive(p string) (*tree, error) {
 	f, err := regularfile.Open(p, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := decompressed(bufio.NewReader(contextReader{l.ctx, f}))
-	if err != nil {
-		return nil, fmt.Errorf("%w; or extract it (tar xf %s) and pass the directory", err, p)
-	}
 	data := map[string][]byte{}
 	var total int64
-	notFiles := 0
 	ls := lister{}
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			if cerr := l.ctx.Err(); cerr != nil {
-				return nil, cerr
-			}
-			return nil, fmt.Errorf("reading the archive: %w; or extract it (tar xf %s) and pass the directory", err, p)
-		}
-		name := strings.TrimPrefix(h.Name, "./")
-		switch {
-		case h.Typeflag == tar.TypeDir:
-			continue // nothing is written: a directory's name is harmless
-		case h.Typeflag != tar.TypeReg || sparse(h):
-			notFiles++
-			continue
-		case climbsOut(name):
-			return nil, fmt.Errorf("archive entry %q: a name outside the archive (absolute or with ..): not a must-gather", headBytes(h.Name, 256))
-		case !fs.ValidPath(name) || len(name) > maxPathBytes:
-			ls.odd(name)
-			continue
-		}
+	var kept error // an entry's or the bound's: no hint to extract
+	err = listing.ReadArchive(contextReader{l.ctx, f}, func(name string, size int64, body io.Reader) error {
 		f := l.role(name)
 		if !ls.add(f) {
-			continue // not read: only counted
+			return nil // not read: only counted
 		}
-		b, err := l.entry(tr, f, h.Size)
+		b, err := l.entry(body, f, size)
 		if err != nil {
-			return nil, fmt.Errorf("archive entry %s: %w", name, err)
+			kept = fmt.Errorf("archive entry %s: %w", name, err)
+			return kept
 		}
 		if total += int64(len(b) + len(name)); total > MaxArchiveBytes {
-			return nil, fmt.Errorf("the archive's files the exporter reads hold more than %d bytes: extract it (tar xf %s) and pass the directory", int64(MaxArchiveBytes), p)
+			kept = fmt.Errorf("the archive's files the exporter reads hold more than %d bytes: extract it (tar xf %s) and pass the directory", int64(MaxArchiveBytes), p)
+			return kept
 		}
 		data[name] = b
+		return nil
+	}, l.logger.With("archive", p))
+	switch {
+	case err != nil && l.ctx.Err() != nil:
+		return nil, l.ctx.Err()
+	case err != nil && ((kept != nil && errors.Is(err, kept)) || errors.Is(err, listing.ErrClimbsOut)):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("%w; or extract it (tar xf %s) and pass the directory", err, p)
 	}
-	if notFiles > 0 {
-		l.logger.Warn("skipped archive entries that are not regular files (links, devices, sparse files)", "archive", p, "entries", notFiles)
-	}
-	t := ls.tree(l)
+	t := ls.tree()
 	if len(t.files) == 0 && !t.mustGather {
 		return nil, fmt.Errorf("no .yaml, .yml or .json files in the archive")
 	}
@@ -118,30 +93,18 @@ func (l loader) archive(p string) (*tree, error) {
 	return t, nil
 }
 
-// maxPathBytes is Linux's PATH_MAX: no file system holds a longer name,
-// and no must-gather was written with one.
-const maxPathBytes = 4096
-
-// climbsOut: an absolute name, or one with a ".." element, which an
-// extraction would write outside its directory.
-func climbsOut(name string) bool {
-	return path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") || strings.HasSuffix(name, "/..") || strings.Contains(name, "/../")
-}
-
-// sparse: a GNU sparse file, in the old form or PAX's. Its holes read as
-// zeros the archive does not hold: 288 bytes of archive can declare 2^62
-// of them at a build log's path. Neither oc nor tar without --sparse
-// writes one.
-func sparse(h *tar.Header) bool {
-	if h.Typeflag == tar.TypeGNUSparse {
-		return true
+// entry reads the current entry: a log's tail, anything else whole if
+// within the file bound. Its reads stop with ctx too: bytes that are not
+// the archive's never reach the archive's reader.
+func (l loader) entry(body io.Reader, f treeFile, size int64) ([]byte, error) {
+	r := contextReader{l.ctx, body}
+	if f.role == roleLog {
+		return tail(r, size, max(logTailBytes, builderLogBytes))
 	}
-	for k := range h.PAXRecords {
-		if strings.HasPrefix(k, "GNU.sparse.") {
-			return true
-		}
+	if size > l.maxBytes {
+		return nil, fmt.Errorf("%d bytes, more than the %d a snapshot file may hold", size, l.maxBytes)
 	}
-	return false
+	return io.ReadAll(io.LimitReader(r, l.maxBytes+1))
 }
 
 // contextReader fails its reads once ctx ends.
@@ -157,21 +120,6 @@ func (c contextReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// entry reads the current entry: a log's tail, anything else whole if
-// within the file bound.
-func (l loader) entry(tr *tar.Reader, f treeFile, size int64) ([]byte, error) {
-	// Reads of the entry stop with ctx too: bytes that are not the
-	// archive's (a sparse file's holes) never reach the archive's reader.
-	r := contextReader{l.ctx, tr}
-	if f.role == roleLog {
-		return tail(r, size, max(logTailBytes, builderLogBytes))
-	}
-	if size > l.maxBytes {
-		return nil, fmt.Errorf("%d bytes, more than the %d a snapshot file may hold", size, l.maxBytes)
-	}
-	return io.ReadAll(io.LimitReader(r, l.maxBytes+1))
-}
-
 // tail returns the last n bytes of r, which holds size bytes: a
 // seekable file is not read before them.
 func tail(r io.Reader, size int64, n int64) ([]byte, error) {
@@ -184,16 +132,4 @@ func tail(r io.Reader, size int64, n int64) ([]byte, error) {
 		return nil, err
 	}
 	return io.ReadAll(io.LimitReader(r, n))
-}
-
-// decompressed is r, gunzipped when it starts with gzip's magic bytes.
-func decompressed(r *bufio.Reader) (io.Reader, error) {
-	magic, err := r.Peek(2)
-	if err != nil {
-		return nil, fmt.Errorf("not a tar archive: %w", err)
-	}
-	if magic[0] == 0x1f && magic[1] == 0x8b {
-		return gzip.NewReader(r)
-	}
-	return r, nil
 }

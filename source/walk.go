@@ -10,8 +10,8 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/ocl-exporter/ocl_exporter/listing"
 	"github.com/ocl-exporter/ocl_exporter/regularfile"
 )
 
@@ -24,36 +24,17 @@ import (
 // name or list is skipped where nothing it reads can lie.
 func (l loader) walk(fsys fs.FS, root string) (*tree, error) {
 	ls := lister{}
-	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
-		if err := l.ctx.Err(); err != nil {
-			return err
-		}
-		switch {
-		case err != nil && (p == root || l.readsUnder(p)):
-			return err
-		case err != nil, !utf8.ValidString(p), d.IsDir() && strings.Count(p, "/") >= maxDepth:
-			// No Kubernetes name is invalid UTF-8.
-			ls.odd(p)
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		case d.IsDir():
-			return nil
-		}
-		ls.add(l.role(p))
-		return nil
-	})
+	err := listing.Walk(l.ctx, fsys, root, l.readsUnder, func(p string) { ls.add(l.role(p)) }, l.logger)
 	if err != nil {
 		return nil, err
 	}
-	t := ls.tree(l)
+	t := ls.tree()
 	keep := t.files[:0]
 	var links []string
 	for _, f := range t.files {
 		info, err := fs.Stat(fsys, f.name) // follows links
 		switch {
-		case err != nil && isLink(fsys, f.name):
+		case err != nil && listing.IsLink(fsys, f.name):
 			links = append(links, f.name)
 		case err != nil:
 			return nil, fmt.Errorf("%s: %w", f.name, err)
@@ -76,20 +57,6 @@ func (l loader) walk(fsys fs.FS, root string) (*tree, error) {
 	}
 	t.open = func(name string) (io.ReadCloser, error) { return fsys.Open(name) }
 	return t, nil
-}
-
-// maxDepth bounds how deep a walk goes: a must-gather's deepest file
-// (must-gather.local.<n>/<image>/namespaces/<ns>/pods/<pod>/<c>/<c>/logs/
-// current.log) is 10 directories down, and opening a path inside a
-// regularfile.Root costs a step per directory, so 2,100 nested directories
-// would take seconds each.
-const maxDepth = 64
-
-// isLink: name is a symbolic link, whose target a Root refused or which
-// points nowhere.
-func isLink(fsys fs.FS, name string) bool {
-	info, err := fs.Lstat(fsys, name)
-	return err == nil && info.Mode()&fs.ModeSymlink != 0
 }
 
 // readsUnder says whether the directory p may hold a file the exporter
@@ -165,10 +132,6 @@ type lister struct {
 	// layout: a path of a must-gather's layout was listed; from then on
 	// the objects outside it are skipped.
 	layout bool
-	// odds counts the paths skipped as unnamable or unreadable, the first
-	// of them kept to name.
-	odds  int
-	first string
 }
 
 // add lists f unless its path says it is never read, and says which.
@@ -182,26 +145,12 @@ func (ls *lister) add(f treeFile) (listed bool) {
 	return true
 }
 
-// odd counts a path that cannot be named or read, in a part the exporter
-// does not read.
-func (ls *lister) odd(p string) {
-	if ls.odds == 0 {
-		// An archive's names may be a megabyte long.
-		ls.first = headBytes(strings.ToValidUTF8(p, "\uFFFD"), 256)
-	}
-	ls.odds++
-}
-
 // tree keeps, of the listed files, the files to read, in lexical order:
 // in a must-gather (a path in its layout) the layout's objects and logs,
 // its timestamp and version files, and none of the rest (discovery
 // documents, etcd and Prometheus answers); elsewhere every YAML and JSON
-// file. It warns, once, of the odd paths skipped.
-func (ls *lister) tree(l loader) *tree {
-	if ls.odds > 0 {
-		l.logger.Warn("skipped snapshot paths that cannot be named or read (not UTF-8, too long, too deep, unlistable), where nothing the exporter reads lies",
-			"paths", ls.odds, "first", ls.first)
-	}
+// file.
+func (ls *lister) tree() *tree {
 	t := &tree{mustGather: ls.layout, skipped: ls.skipped}
 	for _, f := range ls.files {
 		switch {
