@@ -90,8 +90,8 @@ func Walk(ctx context.Context, fsys fs.FS, root string, needed func(dir string) 
 	return err
 }
 
-// IsLink: name is a symbolic link, whose target a regularfile.Root refused
-// or which points nowhere.
+// IsLink says whether name is a symbolic link: one a regularfile.Root
+// refused to follow out of its tree, or one that points nowhere.
 func IsLink(fsys fs.FS, name string) bool {
 	info, err := fs.Lstat(fsys, name)
 	return err == nil && info.Mode()&fs.ModeSymlink != 0

@@ -96,11 +96,11 @@ func OpenSnapshotIn(ctx context.Context, p, namespace string, logger *slog.Logge
 func (l loader) walkPath(p string, dir bool) (_ *tree, done func(), _ error) {
 	root, name := p, "."
 	if !dir {
-		real, err := filepath.EvalSymlinks(p)
+		target, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			return nil, func() {}, err
 		}
-		root, name = filepath.Dir(real), filepath.Base(real)
+		root, name = filepath.Dir(target), filepath.Base(target)
 	}
 	r, err := regularfile.OpenRoot(root)
 	if err != nil {
