@@ -8,68 +8,18 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ocl-exporter/ocl_exporter/listing/listingtest"
 	"github.com/ocl-exporter/ocl_exporter/regularfile"
 )
-
-// rawEntry is a tar entry written byte by byte: archive/tar's writer
-// refuses the headers an attacker writes (sparse maps, bad names).
-type rawEntry struct {
-	name     string
-	typeflag byte
-	linkname string
-	data     []byte
-}
-
-// rawArchive writes entries as a USTAR stream.
-func rawArchive(entries ...rawEntry) []byte {
-	var b bytes.Buffer
-	for _, e := range entries {
-		h := make([]byte, 512)
-		copy(h[0:100], e.name)
-		copy(h[100:108], "0000644\x00")
-		copy(h[108:116], "0000000\x00")
-		copy(h[116:124], "0000000\x00")
-		copy(h[124:136], fmt.Sprintf("%011o\x00", len(e.data)))
-		copy(h[136:148], "00000000000\x00")
-		h[156] = e.typeflag
-		copy(h[157:257], e.linkname)
-		copy(h[257:265], "ustar\x0000")
-		copy(h[148:156], "        ")
-		sum := 0
-		for _, c := range h {
-			sum += int(c)
-		}
-		copy(h[148:156], fmt.Sprintf("%06o\x00 ", sum))
-		b.Write(h)
-		b.Write(e.data)
-		b.Write(make([]byte, (512-len(e.data)%512)%512))
-	}
-	b.Write(make([]byte, 1024))
-	return b.Bytes()
-}
-
-// pax encodes PAX records ("<len> <key>=<value>\n").
-func pax(kv ...string) []byte {
-	var b bytes.Buffer
-	for i := 0; i < len(kv); i += 2 {
-		rec := " " + kv[i] + "=" + kv[i+1] + "\n"
-		n := len(rec) + len(strconv.Itoa(len(rec)))
-		n = len(rec) + len(strconv.Itoa(n)) // the length counts its own digits
-		fmt.Fprintf(&b, "%d%s", n, rec)
-	}
-	return b.Bytes()
-}
 
 // tarOf writes headers with archive/tar, each regular file holding body.
 func tarOf(format tar.Format, body string, headers ...*tar.Header) []byte {
@@ -103,11 +53,9 @@ const buildLog = "must-gather.local.1/image/namespaces/openshift-machine-config-
 
 // seeds are archives of every header type a hostile one holds.
 func seeds() [][]byte {
-	const huge = "4611686018427387904"
-	sparseMap := []byte("1\n0\n1\n")
 	mosc := "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineOSConfig\nmetadata: {name: infra}\n"
 	long := "must-gather.local.1/" + strings.Repeat("long/", 40) + "x.yaml"
-	return [][]byte{
+	out := [][]byte{
 		tarOf(tar.FormatPAX, mosc,
 			&tar.Header{Name: "mg/cluster-scoped-resources/machineconfiguration.openshift.io/machineosconfigs/infra.yaml", Typeflag: tar.TypeReg},
 			&tar.Header{Name: "mg/", Typeflag: tar.TypeDir},
@@ -121,25 +69,20 @@ func seeds() [][]byte {
 		),
 		gzipped(tarOf(tar.FormatGNU, "x\n", &tar.Header{Name: long, Typeflag: tar.TypeReg}, &tar.Header{Name: "l", Typeflag: tar.TypeSymlink, Linkname: strings.Repeat("t/", 80)})),
 		tarOf(tar.FormatUSTAR, "a: 1\n", &tar.Header{Name: "./mg/a.yaml", Typeflag: tar.TypeReg}),
-		rawArchive(
-			rawEntry{name: "PaxHeaders/x", typeflag: 'x', data: pax("GNU.sparse.major", "1", "GNU.sparse.minor", "0", "GNU.sparse.name", buildLog, "GNU.sparse.realsize", huge)},
-			rawEntry{name: "x", typeflag: '0', data: append(append(sparseMap, make([]byte, 512-len(sparseMap))...), 'E')},
+		listingtest.Archive(
+			listingtest.Entry{Name: "mg/\xff\xfe.yaml", Typeflag: '0', Data: []byte("a: 1\n")},
+			listingtest.Entry{Name: "mg//double.yaml", Typeflag: '0', Data: []byte("a: 1\n")},
+			listingtest.Entry{Name: "mg/link", Typeflag: '2', Linkname: "../../secret"},
+			listingtest.Entry{Name: "mg/link/through.yaml", Typeflag: '0', Data: []byte("a: 1\n")},
 		),
-		rawArchive(
-			rawEntry{name: "PaxHeaders/x", typeflag: 'x', data: pax("GNU.sparse.major", "0", "GNU.sparse.minor", "1", "GNU.sparse.name", buildLog, "GNU.sparse.size", huge, "GNU.sparse.numblocks", "1", "GNU.sparse.map", "0,1")},
-			rawEntry{name: "x", typeflag: '0', data: []byte("E")},
-		),
-		rawArchive(rawEntry{name: "sparse.log", typeflag: 'S', data: []byte("E")}),
-		rawArchive(
-			rawEntry{name: "mg/\xff\xfe.yaml", typeflag: '0', data: []byte("a: 1\n")},
-			rawEntry{name: "mg//double.yaml", typeflag: '0', data: []byte("a: 1\n")},
-			rawEntry{name: "mg/link", typeflag: '2', linkname: "../../secret"},
-			rawEntry{name: "mg/link/through.yaml", typeflag: '0', data: []byte("a: 1\n")},
-		),
-		rawArchive(rawEntry{name: "../../etc/cron.d/x.yaml", typeflag: '0', data: []byte("* * * * * root id\n")}),
-		rawArchive(rawEntry{name: "/etc/x.yaml", typeflag: '0', data: []byte("x")}),
+		listingtest.Archive(listingtest.Entry{Name: "../../etc/cron.d/x.yaml", Typeflag: '0', Data: []byte("* * * * * root id\n")}),
+		listingtest.Archive(listingtest.Entry{Name: "/etc/x.yaml", Typeflag: '0', Data: []byte("x")}),
 		[]byte("PK\x03\x04 a zip file"),
 	}
+	for _, entries := range listingtest.Sparse(buildLog) {
+		out = append(out, listingtest.Archive(entries...))
+	}
+	return out
 }
 
 // marker is what the file beside each extracted tree holds: no read of

@@ -10,63 +10,19 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ocl-exporter/ocl_exporter/listing/listingtest"
 )
 
-// rawEntry is a tar entry written byte by byte: archive/tar's writer
-// refuses the sparse headers an attacker writes.
-type rawEntry struct {
-	name     string
-	typeflag byte
-	data     []byte
-}
-
-// ustarBlock is a USTAR header block.
-func ustarBlock(e rawEntry) []byte {
-	b := make([]byte, 512)
-	copy(b[0:100], e.name)
-	copy(b[100:108], "0000644\x00")
-	copy(b[108:116], "0000000\x00")
-	copy(b[116:124], "0000000\x00")
-	copy(b[124:136], fmt.Sprintf("%011o\x00", len(e.data)))
-	copy(b[136:148], "00000000000\x00")
-	b[156] = e.typeflag
-	copy(b[257:265], "ustar\x0000")
-	copy(b[148:156], "        ")
-	sum := 0
-	for _, c := range b {
-		sum += int(c)
-	}
-	copy(b[148:156], fmt.Sprintf("%06o\x00 ", sum))
-	return b
-}
-
-// paxRecords encodes PAX records ("<len> <key>=<value>\n").
-func paxRecords(kv ...string) []byte {
-	var b bytes.Buffer
-	for i := 0; i < len(kv); i += 2 {
-		rec := " " + kv[i] + "=" + kv[i+1] + "\n"
-		n := len(rec) + len(strconv.Itoa(len(rec)))
-		n = len(rec) + len(strconv.Itoa(n)) // the length counts its own digits
-		fmt.Fprintf(&b, "%d%s", n, rec)
-	}
-	return b.Bytes()
-}
-
 // writeRawArchive writes the entries as a .tar.gz and returns its path.
-func writeRawArchive(t *testing.T, entries ...rawEntry) string {
+func writeRawArchive(t *testing.T, entries ...listingtest.Entry) string {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	for _, e := range entries {
-		_, _ = zw.Write(ustarBlock(e))
-		_, _ = zw.Write(e.data)
-		_, _ = zw.Write(make([]byte, (512-len(e.data)%512)%512))
-	}
-	_, _ = zw.Write(make([]byte, 1024))
+	_, _ = zw.Write(listingtest.Archive(entries...))
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -96,20 +52,9 @@ func openArchive(t *testing.T, p string) (string, error) {
 // tail of it was read for ever. Sparse entries are skipped as links are,
 // and the work is that of the bytes the archive holds.
 func TestArchiveSparseEntries(t *testing.T) {
-	const huge = "4611686018427387904"
-	sparseMap := []byte("1\n0\n1\n")
-	for name, entries := range map[string][]rawEntry{
-		"PAX 1.0": {
-			{name: "PaxHeaders/x", typeflag: 'x', data: paxRecords("GNU.sparse.major", "1", "GNU.sparse.minor", "0", "GNU.sparse.name", buildLog, "GNU.sparse.realsize", huge)},
-			{name: "x", typeflag: '0', data: append(append(sparseMap, make([]byte, 512-len(sparseMap))...), 'E')},
-		},
-		"PAX 0.1": {
-			{name: "PaxHeaders/x", typeflag: 'x', data: paxRecords("GNU.sparse.major", "0", "GNU.sparse.minor", "1", "GNU.sparse.name", buildLog, "GNU.sparse.size", huge, "GNU.sparse.numblocks", "1", "GNU.sparse.map", "0,1")},
-			{name: "x", typeflag: '0', data: []byte("E")},
-		},
-	} {
+	for name, entries := range listingtest.Sparse(buildLog) {
 		t.Run(name, func(t *testing.T) {
-			p := writeRawArchive(t, append(entries, rawEntry{name: "must-gather.local.1/image/cluster-scoped-resources/machineconfiguration.openshift.io/machineosconfigs/infra.yaml", typeflag: '0', data: []byte(mosc)})...)
+			p := writeRawArchive(t, append(entries, listingtest.Entry{Name: "must-gather.local.1/image/cluster-scoped-resources/machineconfiguration.openshift.io/machineosconfigs/infra.yaml", Typeflag: '0', Data: []byte(mosc)})...)
 			if info, err := os.Stat(p); err != nil || info.Size() > 1024 {
 				t.Fatalf("the archive takes %v bytes, want a few hundred: %v", info.Size(), err)
 			}
@@ -231,10 +176,10 @@ func writeArchive(t *testing.T, p string, headers func(yield func(*tar.Header) b
 // abort the diagnosis as "a name outside the archive". A name that climbs
 // out still refuses the archive.
 func TestArchiveOddNamesAreSkipped(t *testing.T) {
-	mosc := rawEntry{name: "must-gather.local.1/image/cluster-scoped-resources/machineconfiguration.openshift.io/machineosconfigs/infra.yaml", typeflag: '0', data: []byte(mosc)}
-	odd := []rawEntry{
-		{name: "must-gather.local.1/image/namespaces/openshift-etcd/\xff\xfe.yaml", typeflag: '0', data: []byte("a: 1\n")},
-		{name: "must-gather.local.1/image/host_service_logs//kubelet.log", typeflag: '0', data: []byte("x\n")},
+	mosc := listingtest.Entry{Name: "must-gather.local.1/image/cluster-scoped-resources/machineconfiguration.openshift.io/machineosconfigs/infra.yaml", Typeflag: '0', Data: []byte(mosc)}
+	odd := []listingtest.Entry{
+		{Name: "must-gather.local.1/image/namespaces/openshift-etcd/\xff\xfe.yaml", Typeflag: '0', Data: []byte("a: 1\n")},
+		{Name: "must-gather.local.1/image/host_service_logs//kubelet.log", Typeflag: '0', Data: []byte("x\n")},
 	}
 	logs, err := openArchive(t, writeRawArchive(t, append(odd, mosc)...))
 	if err != nil {
@@ -243,7 +188,7 @@ func TestArchiveOddNamesAreSkipped(t *testing.T) {
 	if strings.Count(logs, "skipped snapshot paths") != 1 || !strings.Contains(logs, "paths=2") {
 		t.Errorf("want one warning counting the 2 odd names:\n%s", logs)
 	}
-	_, err = openArchive(t, writeRawArchive(t, mosc, rawEntry{name: "must-gather.local.1/../../x.yaml", typeflag: '0', data: []byte("a: 1\n")}))
+	_, err = openArchive(t, writeRawArchive(t, mosc, listingtest.Entry{Name: "must-gather.local.1/../../x.yaml", Typeflag: '0', Data: []byte("a: 1\n")}))
 	if err == nil || !strings.Contains(err.Error(), "a name outside the archive") {
 		t.Errorf("a name that climbs out: %v", err)
 	}

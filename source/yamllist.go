@@ -89,12 +89,8 @@ func splitYAMLList(doc []byte) (head []byte, items [][]byte, ok bool) {
 		}
 	}
 	for len(doc) > 0 {
-		line := doc
-		if i := bytes.IndexByte(doc, '\n'); i >= 0 {
-			line, doc = doc[:i+1], doc[i+1:]
-		} else {
-			doc = nil
-		}
+		var line []byte
+		line, doc = cutLine(doc)
 		top := len(line) > 0 && line[0] != ' ' && line[0] != '\t' && line[0] != '\n' && line[0] != '\r' && line[0] != '#'
 		switch {
 		case top && bytes.Equal(bytes.TrimRight(line, " \r\n"), []byte("items:")):
@@ -140,12 +136,8 @@ func objectHead(doc []byte) (head []byte, ok bool) {
 	indent := -1
 	keep := false
 	for len(doc) > 0 {
-		line := doc
-		if i := bytes.IndexByte(doc, '\n'); i >= 0 {
-			line, doc = doc[:i+1], doc[i+1:]
-		} else {
-			doc = nil
-		}
+		var line []byte
+		line, doc = cutLine(doc)
 		if bytes.HasPrefix(line, []byte("---")) {
 			continue // the document's start, which utilyaml.YAMLReader keeps
 		}
@@ -180,4 +172,12 @@ func objectHead(doc []byte) (head []byte, ok bool) {
 		}
 	}
 	return head, indent >= 0
+}
+
+// cutLine cuts doc's first line, its "\n" included.
+func cutLine(doc []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(doc, '\n'); i >= 0 {
+		return doc[:i+1], doc[i+1:]
+	}
+	return doc, nil
 }
