@@ -42,9 +42,12 @@ func allocatedBy(f func()) uint64 {
 // object over maxObjectBytes, or a MachineConfig in a shape whose
 // metadata cannot be cut out, is refused with an error naming the file,
 // the document and the bound. Either way the load allocates a few times
-// the document's bytes (reading it, splitting a List), where it allocated
-// 70 times them.
+// the document's bytes (3 to 5 here: reading it, splitting a List), at
+// most 8, where it allocated 20 (JSON) to 160 (flow YAML) times them.
 func TestLargeDocumentsAreBounded(t *testing.T) {
+	if raceDetector {
+		t.Skip("measures one goroutine's memory: nothing for the race detector, several times slower under it")
+	}
 	const size = 8 << 20
 	mc := bigMachineConfig(size)
 	var obj map[string]any
@@ -85,7 +88,7 @@ func TestLargeDocumentsAreBounded(t *testing.T) {
 			if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("got %v, want an error with %q", err, tc.want)
 			}
-			if limit := 16 * uint64(len(tc.body)); allocated > limit {
+			if limit := 8 * uint64(len(tc.body)); allocated > limit {
 				t.Errorf("allocated %d MiB for %d MiB of text, over %d MiB", allocated>>20, len(tc.body)>>20, limit>>20)
 			}
 		})

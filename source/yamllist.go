@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // documentReader reads a YAML stream's documents one at a time, as
@@ -39,7 +40,7 @@ func (d *documentReader) Read() ([]byte, error) {
 			}
 			return nil, err
 		}
-		doc = append(doc, line...)
+		doc = appendDoubling(doc, line)
 	}
 }
 
@@ -50,7 +51,7 @@ func (d *documentReader) line() ([]byte, error) {
 		d.long = append(d.long[:0], line...)
 		for errors.Is(err, bufio.ErrBufferFull) {
 			line, err = d.r.ReadSlice('\n')
-			d.long = append(d.long, line...)
+			d.long = appendDoubling(d.long, line)
 		}
 		line = d.long
 	}
@@ -115,7 +116,7 @@ func splitYAMLList(doc []byte) (head []byte, items [][]byte, ok bool) {
 				}
 				return nil, nil, false // items: followed by something else than "- "
 			}
-			item = append(item, line...)
+			item = appendDoubling(item, line)
 		default:
 			head = append(head, line...)
 		}
@@ -180,4 +181,14 @@ func cutLine(doc []byte) (line, rest []byte) {
 		return doc[:i+1], doc[i+1:]
 	}
 	return doc, nil
+}
+
+// appendDoubling is append that doubles what it allocates: append grows
+// a large slice by a quarter, and a document of megabytes read line by
+// line then allocates five times its size.
+func appendDoubling(dst, line []byte) []byte {
+	if len(dst)+len(line) > cap(dst) {
+		dst = slices.Grow(dst, max(len(line), cap(dst)))
+	}
+	return append(dst, line...)
 }
