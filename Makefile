@@ -75,11 +75,13 @@ test-rules: $(PROMTOOL)
 ## default would spend a short run on the first one.
 FUZZTIME         ?= 10s
 FUZZMINIMIZETIME ?= 1s
-FUZZ_TARGETS     ?= ./collector/labelvalue:FuzzBound ./classify:FuzzClassify ./listing:FuzzArchive ./listing:FuzzDirectory
+FUZZ_TARGETS     ?= ./collector/labelvalue:FuzzBoundLabelValue ./classify:FuzzClassify ./listing:FuzzArchive ./listing:FuzzDirectory
 .PHONY: fuzz
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
+		$(GO) test -list "^$${t#*:}$$" "$${t%%:*}" | grep -qx "$${t#*:}" || \
+			{ echo "no fuzz test $${t#*:} in $${t%%:*}: go test would pass fuzzing nothing"; exit 1; }; \
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "$${t%%:*}"; \
 	done
 
