@@ -116,8 +116,9 @@ clean:
 	rm -rf $(BIN) dist
 
 ## bundle: write deploy/base/generated/ (the PrometheusRule from
-## alerts/*rules.yaml, the console dashboards from dashboards/*.json) and
-## deploy/acm/generated/ (every dashboard, fleet/ too, for ACM's Grafana);
+## alerts/*rules.yaml, the console dashboards from dashboards/*.json),
+## deploy/acm/generated/ (every dashboard, fleet/ too, for ACM's Grafana)
+## and deploy/overlays/perses/generated/ (PersesDashboards from dashboards/);
 ## go test ./hack/bundle/ fails when the committed files are not current.
 ## The rules' runbook_url values link the runbooks at the tag or commit
 ## checked out (a commit that adds a runbook first, then its bundle).
@@ -132,7 +133,8 @@ bundle:
 	$(GO) run ./hack/bundle $(if $(RUNBOOK_REPO),-repository=$(RUNBOOK_REPO)) $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
 
 ## manifests: `make manifests IMAGE=REGISTRY/ocl_exporter:TAG` renders the
-## bundle (deploy/, or BUNDLE=deploy/overlays/user-workload) with that image
+## bundle (deploy/, or BUNDLE=deploy/overlays/user-workload, or
+## BUNDLE=deploy/overlays/perses for the console's Perses view) with that image
 ## into one YAML file, MANIFESTS (bin/ocl-exporter.yaml), with the kustomize
 ## of go.mod (hack/bundle): no kustomize program to install.
 ## deploy: `make deploy IMAGE=...` applies those manifests with oc (or
