@@ -43,9 +43,9 @@ run: build
 	$(BIN)/ocl_exporter --snapshot=$(SNAPSHOT) $(ARGS)
 
 ## test: every Go test, the concurrent packages again under the race
-## detector, and the alerting rules with promtool (the image has its own
-## target, test-image, which CI runs too).
-test: test-go test-race test-rules
+## detector, the alerting rules with promtool and the Perses objects with
+## Perses (the image has its own target, test-image, which CI runs too).
+test: test-go test-race test-rules test-perses
 
 ## test-go: every Go test (go test ./...).
 test-go:
@@ -64,6 +64,13 @@ test-race:
 test-rules: $(PROMTOOL)
 	$(PROMTOOL) check rules alerts/*rules.yaml
 	$(PROMTOOL) test rules alerts/tests/*.yaml
+
+## test-perses: the Perses overlay's dashboards and data source read by
+## Perses' own model (github.com/perses/perses in tools/go.mod, the version
+## perses/community-mixins builds with): tools/perses/.
+.PHONY: test-perses
+test-perses:
+	cd tools && $(GO) test -count=1 ./perses/
 
 ## fuzz: run each fuzz target for FUZZTIME (go test runs only their seeds):
 ## the label bound and the error classifier, which depend on the standard
