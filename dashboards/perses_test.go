@@ -219,67 +219,67 @@ func grafanaUnitsOf(g jpanel) []string {
 }
 
 // persesThresholdSteps writes the thresholds as "base; value colour, ...",
-// colours by name.
+// colours by name, after a state timeline's value mappings.
 func persesThresholdSteps(p ppanel) string {
 	name := map[string]string{}
 	for n, hex := range persesColors {
 		name[hex] = n
 	}
-	out := ""
+	var out strings.Builder
 	mappings, _ := p.Spec.Plugin.Spec["mappings"].([]any)
 	for _, m := range mappings {
 		spec := m.(map[string]any)["spec"].(map[string]any)
 		result := spec["result"].(map[string]any)
-		out += fmt.Sprintf("; %s %s %s", spec["value"], result["value"], name[result["color"].(string)])
+		fmt.Fprintf(&out, "; %s %s %s", spec["value"], result["value"], name[result["color"].(string)])
 	}
 	th, ok := p.Spec.Plugin.Spec["thresholds"].(map[string]any)
 	if !ok {
-		return out
+		return out.String()
 	}
 	if c, ok := th["defaultColor"].(string); ok {
-		out = name[c]
+		out.WriteString(name[c])
 	}
 	steps, _ := th["steps"].([]any)
 	for _, s := range steps {
 		m := s.(map[string]any)
-		out += fmt.Sprintf("; %v %s", m["value"], name[m["color"].(string)])
+		fmt.Fprintf(&out, "; %v %s", m["value"], name[m["color"].(string)])
 	}
-	return out
+	return out.String()
 }
 
 // thresholdSteps writes a Grafana panel's thresholds as
 // persesThresholdSteps does, and a state timeline's states.
 func (g jpanel) thresholdSteps() string {
-	out := ""
+	var out strings.Builder
 	switch g.Type {
 	case string(SingleStat):
 		var levels string
 		if len(g.Thresholds) == 0 || json.Unmarshal(g.Thresholds, &levels) != nil {
 			return ""
 		}
-		out = g.Colors[0]
+		out.WriteString(g.Colors[0])
 		for i, l := range strings.Split(levels, ",") {
-			out += fmt.Sprintf("; %s %s", l, g.Colors[i+1])
+			fmt.Fprintf(&out, "; %s %s", l, g.Colors[i+1])
 		}
 	case string(Gauge):
 		for i, s := range g.Options.FieldOptions.Thresholds {
 			if i == 0 {
-				out = s.Color
+				out.WriteString(s.Color)
 				continue
 			}
-			out += fmt.Sprintf("; %v %s", *s.Value, s.Color)
+			fmt.Fprintf(&out, "; %v %s", *s.Value, s.Color)
 		}
 	case string(Graph):
 		var steps []jsonGraphStep
 		_ = json.Unmarshal(g.Thresholds, &steps)
 		for _, s := range steps {
-			out += fmt.Sprintf("; %v %s", s.Value, s.LineColor)
+			fmt.Fprintf(&out, "; %v %s", s.Value, s.LineColor)
 		}
 	case string(StateTimeline):
 		m := g.FieldConfig.Defaults.Mappings[0].Options
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			out += fmt.Sprintf("; %s %s %s", k, m[k].Text, m[k].Color)
+			fmt.Fprintf(&out, "; %s %s %s", k, m[k].Text, m[k].Color)
 		}
 	}
-	return out
+	return out.String()
 }
