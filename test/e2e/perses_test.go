@@ -105,20 +105,18 @@ func installCOOCRDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var files []string
 	for _, f := range cooCRDs {
-		objs, err := cluster.LoadFile(filepath.Join(dir, f))
-		if err != nil {
-			t.Fatal(err)
+		files = append(files, filepath.Join(dir, f))
+	}
+	crds, err := applyCRDs(t.Context(), files)
+	t.Cleanup(func() {
+		for _, crd := range crds {
+			_ = env.kube.Remove(context.Background(), crd)
 		}
-		for _, crd := range objs {
-			if err := env.kube.Apply(t.Context(), crd, false); err != nil {
-				t.Fatalf("%s@%s: %v", cooModule, f, err)
-			}
-			t.Cleanup(func() { _ = env.kube.Remove(context.Background(), crd) })
-			if err := env.kube.WaitEstablished(t.Context(), crd); err != nil {
-				t.Fatalf("CRD %s not established: %v", crd.GetName(), err)
-			}
-		}
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", cooModule, err)
 	}
 }
 
