@@ -7,11 +7,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -43,14 +44,19 @@ var persesOverlay = filepath.Join(repoRoot, "deploy", "overlays", "perses")
 
 // persesScenarios are the fixtures the dashboards' queries are asked
 // about: together they give every query data, except persesFaultOnly.
-var persesScenarios = []string{"seed004-build-failed", "stage2-builder-crashloop", "stage3-rollout-in-progress", "stage1-operator-recovered"}
+var persesScenarios = []string{
+	"seed004-build-failed",       // a failed build, its class and excerpt
+	"stage2-pod-unschedulable",   // a running build whose pod cannot run
+	"seed002-manifest-unknown",   // nodes failing to pull the image
+	"stage3-rollout-in-progress", // nodes working through a rollout
+	"stage1-push-spec-uppercase", // the operator Degraded
+}
 
-// persesFaultOnly are the queries (dashboard, panel) that have data only
+// persesFaultOnly are the panels (dashboard/title) that have data only
 // while the exporter cannot read the cluster, which no fixture plays
-// (TestAPIServerRestart and TestRBACRevoked make those series).
+// (the fault tests of this suite make those series).
 var persesFaultOnly = map[string]string{
 	"ocl-overview/Resources the exporter cannot read": "a resource the exporter cannot list",
-	"ocl-overview/Exporter API errors per second":     "failed list and watch requests",
 }
 
 // TestPersesOverlay installs the operator's perses.dev and UIPlugin CRDs
@@ -153,14 +159,25 @@ func applyPersesOverlay(t *testing.T) []*unstructured.Unstructured {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got.Object["spec"], u.Object["spec"]) {
-			t.Errorf("%s %s: the API server stores another spec than the overlay's", u.GetKind(), objectName(u))
+		if d := cmp.Diff(asJSON(t, u.Object["spec"]), asJSON(t, got.Object["spec"])); d != "" {
+			t.Errorf("%s %s: the API server stores another spec than the overlay's (-overlay +stored):\n%s", u.GetKind(), objectName(u), d)
 		}
 		if u.GetKind() == "PersesDashboard" {
 			stored = append(stored, got)
 		}
 	}
 	return stored
+}
+
+// asJSON is v as encoding/json reads it back: the API server answers
+// integers where the YAML decoder gave floats.
+func asJSON(t *testing.T, v any) any {
+	t.Helper()
+	var out any
+	if err := json.Unmarshal(mustJSON(t, v), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // persesQuery is one panel query of a stored dashboard.
