@@ -60,16 +60,18 @@ var persesFaultOnly = map[string]string{
 }
 
 // TestPersesOverlay installs the operator's perses.dev and UIPlugin CRDs
-// server-side, creates the overlay's PersesDatasource and PersesDashboards
-// under strict field validation (the rest of the overlay, the bundle the
-// suite applied, and uiplugin.yaml pass a strict dry run), and reads the
-// dashboards back as the API server stores them. Then, for each of
+// server-side; `make manifests BUNDLE=deploy/overlays/perses` passes a
+// strict dry run; the overlay's PersesDatasource and PersesDashboards are
+// created under strict field validation (the rest of the overlay, the
+// bundle the suite applied, and uiplugin.yaml pass a strict dry run) and
+// the dashboards read back as the API server stores them. Then, for each of
 // persesScenarios, a Prometheus scraping the exporter with alerts/'s rules
 // answers every variable and every panel query of those stored dashboards,
 // with the variables as Perses fills them: no query may fail, each must
 // return data in some scenario (persesFaultOnly aside).
 func TestPersesOverlay(t *testing.T) {
 	installCOOCRDs(t)
+	t.Run("make manifests", func(t *testing.T) { manifestsApply(t, "deploy/overlays/perses") })
 	stored := applyPersesOverlay(t)
 	var qs []persesQuery
 	for _, d := range stored {
