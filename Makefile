@@ -43,9 +43,9 @@ run: build
 	$(BIN)/ocl_exporter --snapshot=$(SNAPSHOT) $(ARGS)
 
 ## test: every Go test, the concurrent packages again under the race
-## detector, and the alerting rules with promtool (the image has its own
-## target, test-image, which CI runs too).
-test: test-go test-race test-rules
+## detector, the alerting rules with promtool and the Perses objects with
+## Perses (the image has its own target, test-image, which CI runs too).
+test: test-go test-race test-rules test-perses
 
 ## test-go: every Go test (go test ./...).
 test-go:
@@ -64,6 +64,13 @@ test-race:
 test-rules: $(PROMTOOL)
 	$(PROMTOOL) check rules alerts/*rules.yaml
 	$(PROMTOOL) test rules alerts/tests/*.yaml
+
+## test-perses: the Perses overlay's dashboards and data source read by
+## Perses' own model (github.com/perses/perses in tools/go.mod, the version
+## perses/community-mixins builds with): tools/perses/.
+.PHONY: test-perses
+test-perses:
+	cd tools && $(GO) test -count=1 ./perses/
 
 ## fuzz: run each fuzz target for FUZZTIME (go test runs only their seeds):
 ## the label bound, the error classifier and the snapshot listing (tar
@@ -122,8 +129,9 @@ clean:
 	rm -rf $(BIN) dist
 
 ## bundle: write deploy/base/generated/ (the PrometheusRule from
-## alerts/*rules.yaml, the console dashboards from dashboards/*.json) and
-## deploy/acm/generated/ (every dashboard, fleet/ too, for ACM's Grafana);
+## alerts/*rules.yaml, the console dashboards from dashboards/*.json),
+## deploy/acm/generated/ (every dashboard, fleet/ too, for ACM's Grafana)
+## and deploy/overlays/perses/generated/ (PersesDashboards from dashboards/);
 ## go test ./hack/bundle/ fails when the committed files are not current.
 ## The rules' runbook_url values link the runbooks at the tag or commit
 ## checked out (a commit that adds a runbook first, then its bundle).
@@ -138,7 +146,8 @@ bundle:
 	$(GO) run ./hack/bundle $(if $(RUNBOOK_REPO),-repository=$(RUNBOOK_REPO)) $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
 
 ## manifests: `make manifests IMAGE=REGISTRY/ocl_exporter:TAG` renders the
-## bundle (deploy/, or BUNDLE=deploy/overlays/user-workload) with that image
+## bundle (deploy/, or BUNDLE=deploy/overlays/user-workload, or
+## BUNDLE=deploy/overlays/perses for the console's Perses view) with that image
 ## into one YAML file, MANIFESTS (bin/ocl-exporter.yaml), with the kustomize
 ## of go.mod (hack/bundle): no kustomize program to install.
 ## deploy: `make deploy IMAGE=...` applies those manifests with oc (or
