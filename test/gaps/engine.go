@@ -1,0 +1,541 @@
+package gaps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/rules"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+)
+
+// lookback is the engine's, Prometheus' default; interval is the rules'
+// and the scrapes', one a minute as the lifecycles are written.
+const (
+	lookback = 5 * time.Minute
+	interval = time.Minute
+)
+
+// Rules are the rule files a replay runs, loaded once: the alerts,
+// without their annotations, and the recording rules they read, directly
+// or through others (the rest, for dashboards and the fleet, cannot move
+// a page).
+type Rules struct {
+	files  []string
+	order  []string // group evaluation order, as the tests' group_eval_order
+	loader *loader
+	reads  reads
+	static map[string]map[string]string // each alert's own labels
+	// Holds are each alert's for.
+	Holds map[string]time.Duration
+}
+
+// LoadRules reads the rule files; order is the groups' evaluation order
+// at each minute (alerts.GroupEvalOrder).
+func LoadRules(files, order []string) (*Rules, error) {
+	r := &Rules{
+		files: files, order: order, Holds: map[string]time.Duration{}, static: map[string]map[string]string{},
+		loader: &loader{files: map[string]*rulefmt.RuleGroups{}, exprs: map[string]parser.Expr{}},
+		reads:  reads{byName: map[string]time.Duration{}},
+	}
+	all := map[string]*rulefmt.RuleGroups{}
+	for _, f := range files {
+		rgs, errs := rulefmt.ParseFile(f, false, model.UTF8Validation)
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("%s: %w", f, errors.Join(errs...))
+		}
+		all[f] = rgs
+	}
+	needed, err := alertInputs(all)
+	if err != nil {
+		return nil, err
+	}
+	for f, rgs := range all {
+		kept := &rulefmt.RuleGroups{}
+		for _, g := range rgs.Groups {
+			g.Rules = slices.DeleteFunc(slices.Clone(g.Rules), func(rule rulefmt.Rule) bool { return rule.Record != "" && !needed[rule.Record] })
+			kept.Groups = append(kept.Groups, g)
+			for i, rule := range g.Rules {
+				// Annotations never move a page; expanding them (their
+				// queries) at every evaluation of every cell would.
+				g.Rules[i].Annotations = nil
+				expr, err := parser.ParseExpr(rule.Expr)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", f, err)
+				}
+				r.reads.add(expr, interval)
+				if rule.Alert != "" {
+					r.Holds[rule.Alert] = time.Duration(rule.For)
+					r.static[rule.Alert] = rule.Labels
+				}
+			}
+		}
+		r.loader.files[f] = kept
+	}
+	return r, nil
+}
+
+// alertInputs are the recording rules the alerts read, directly or
+// through other recording rules.
+func alertInputs(all map[string]*rulefmt.RuleGroups) (map[string]bool, error) {
+	reads := map[string][]string{} // rule (alert or record) -> names it reads
+	var records, queue []string
+	for _, rgs := range all {
+		for _, g := range rgs.Groups {
+			for _, rule := range g.Rules {
+				expr, err := parser.ParseExpr(rule.Expr)
+				if err != nil {
+					return nil, err
+				}
+				name := rule.Record
+				if rule.Alert != "" {
+					name = "alert:" + rule.Alert
+					queue = append(queue, name)
+				} else {
+					records = append(records, name)
+				}
+				parser.Inspect(expr, func(node parser.Node, _ []parser.Node) error {
+					if vs, ok := node.(*parser.VectorSelector); ok {
+						for _, m := range vs.LabelMatchers {
+							if m.Name == labels.MetricName {
+								reads[name] = append(reads[name], m.String())
+							}
+						}
+					}
+					return nil
+				})
+			}
+		}
+	}
+	needed := map[string]bool{}
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		for _, matcher := range reads[name] {
+			for _, record := range records {
+				if needed[record] {
+					continue
+				}
+				m, err := parser.ParseMetricSelector("{" + matcher + "}")
+				if err != nil {
+					return nil, err
+				}
+				if m[0].Matches(record) {
+					needed[record] = true
+					queue = append(queue, record)
+				}
+			}
+		}
+	}
+	return needed, nil
+}
+
+// loader is a rules.GroupLoader of the rule files Rules kept, each
+// expression parsed once: every fork loads the groups anew.
+type loader struct {
+	mu    sync.Mutex
+	files map[string]*rulefmt.RuleGroups
+	exprs map[string]parser.Expr
+}
+
+func (l *loader) Load(file string, _ bool, _ model.ValidationScheme) (*rulefmt.RuleGroups, []error) {
+	if rgs, ok := l.files[file]; ok {
+		return rgs, nil
+	}
+	return nil, []error{fmt.Errorf("%s: not loaded", file)}
+}
+
+func (l *loader) Parse(query string) (parser.Expr, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.exprs[query]; ok {
+		return e, nil
+	}
+	e, err := parser.ParseExpr(query)
+	if err == nil {
+		l.exprs[query] = e
+	}
+	return e, err
+}
+
+// Timeline is what fired at each minute: the alerts' label sets
+// (Identity), sorted.
+type Timeline [][]string
+
+// Baseline is a replay evaluated from minute 0 to its end, holding the
+// rules' state at the minutes forks start from.
+type Baseline struct {
+	Timeline Timeline
+	rules    *Rules
+	replay   *Replay
+	db       *tsdb.DB
+	dir      string
+	forks    map[int]*snapshot
+	minutes  []minute
+}
+
+// minute is what the rules did at one minute: a sum of what they wrote,
+// per metric name, and of their alerts' states.
+type minute struct {
+	written map[string]uint64
+	alerts  uint64
+}
+
+// snapshot is the rules' state after a minute's evaluation. The groups
+// share their alerts with the run they were copied from
+// (rules.Group.CopyState, as a configuration reload carries them over),
+// so the alerts' values are kept too and put back before each fork.
+type snapshot struct {
+	groups []*rules.Group
+	alerts map[*rules.Alert]rules.Alert
+}
+
+// Run evaluates the rules on the replay minute by minute, keeping their
+// state at each minute of forkAt for Fork. Close releases its storage.
+func (r *Rules) Run(rp *Replay, forkAt []int) (*Baseline, error) {
+	dir, err := os.MkdirTemp("", "ocl-gaps-")
+	if err != nil {
+		return nil, err
+	}
+	db, err := openDB(dir)
+	if err != nil {
+		return nil, errors.Join(err, os.RemoveAll(dir))
+	}
+	b := &Baseline{rules: r, replay: rp, db: db, dir: dir, forks: map[int]*snapshot{}}
+	if err := appendSeries(db, rp, 0); err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	rec := &recorder{Appendable: db}
+	groups, err := r.groups(db, rec)
+	if err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	for m := range rp.Minutes() {
+		if slices.Contains(forkAt, m) {
+			b.forks[m] = r.snapshot(groups)
+		}
+		firing, err := evalAt(groups, rp.Start, m)
+		if err != nil {
+			return nil, errors.Join(err, b.Close())
+		}
+		b.Timeline = append(b.Timeline, firing)
+		b.minutes = append(b.minutes, rec.minute(groups))
+	}
+	return b, nil
+}
+
+// Close removes the baseline's storage.
+func (b *Baseline) Close() error {
+	return errors.Join(b.db.Close(), os.RemoveAll(b.dir))
+}
+
+// Fork evaluates rp, which equals the baseline's replay before minute
+// from, from there on: the rules continue from their state at the end of
+// minute from-1 (from must be in the baseline's forkAt), on a copy of the
+// baseline's samples before from and rp's after. Once the fork's alerts
+// and every sample the rules may still read are the baseline's, the rest
+// is the baseline's and is not evaluated again.
+func (b *Baseline) Fork(from int, rp *Replay) (Timeline, error) {
+	snap := b.forks[from]
+	if snap == nil {
+		return nil, fmt.Errorf("no fork kept at minute %d", from)
+	}
+	for a, v := range snap.alerts {
+		*a = v
+	}
+	dir, err := os.MkdirTemp("", "ocl-gaps-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	db, err := openDB(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	before := rp.Start.Add(time.Duration(from) * interval).UnixMilli()
+	if err := copyBefore(b.db, db, before); err != nil {
+		return nil, err
+	}
+	if err := appendSeries(db, rp, from); err != nil {
+		return nil, err
+	}
+	rec := &recorder{Appendable: db}
+	groups, err := b.rules.groups(db, rec)
+	if err != nil {
+		return nil, err
+	}
+	for i, g := range groups {
+		g.CopyState(snap.groups[i])
+	}
+	out := slices.Clone(b.Timeline[:from])
+	changed := map[string]int{} // metric name -> last minute it differed
+	last := from                // the last minute the exporter serves another round than in the baseline
+	for m := from; m < rp.Minutes(); m++ {
+		if rp.source(rp.At[m]) != b.replay.At[m] {
+			last = m
+		}
+	}
+	for m := from; m < rp.Minutes(); m++ {
+		firing, err := evalAt(groups, rp.Start, m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, firing)
+		got, want := rec.minute(groups), b.minutes[m]
+		b.differ(rp, m, got, want, changed)
+		if m >= last && got.alerts == want.alerts && b.settled(changed, m) {
+			return append(out, b.Timeline[m+1:]...), nil
+		}
+	}
+	return out, nil
+}
+
+// differ notes the metric names whose samples differ between the fork and
+// the baseline at minute m: the exporter's (rp's round is another than
+// the baseline's, other than the same served by rescheduled pods, which
+// no rule tells apart: every expression aggregates the target's labels
+// away) and the rules' own.
+func (b *Baseline) differ(rp *Replay, m int, got, want minute, changed map[string]int) {
+	if rp.source(rp.At[m]) != b.replay.At[m] {
+		for _, round := range []Round{rp.Rounds[rp.At[m]], b.replay.Rounds[b.replay.At[m]]} {
+			for s := range round {
+				name, _, _ := strings.Cut(s, "{")
+				changed[name] = m
+			}
+		}
+	}
+	for _, w := range []map[string]uint64{got.written, want.written} {
+		for name := range w {
+			if got.written[name] != want.written[name] {
+				changed[name] = m
+			}
+		}
+	}
+}
+
+// settled: no sample that differs will be read after minute m.
+func (b *Baseline) settled(changed map[string]int, m int) bool {
+	for name, at := range changed {
+		if at+b.rules.reads.window(name) > m {
+			return false
+		}
+	}
+	return true
+}
+
+// snapshot keeps the state of groups after their last evaluation.
+func (r *Rules) snapshot(from []*rules.Group) *snapshot {
+	s := &snapshot{alerts: map[*rules.Alert]rules.Alert{}}
+	// Not bound to any storage: they are only copied from.
+	s.groups, _ = r.groups(nil, nil) // loaded once already: no error
+	for i, g := range s.groups {
+		g.CopyState(from[i])
+		for _, rule := range g.Rules() {
+			if ar, ok := rule.(*rules.AlertingRule); ok {
+				ar.ForEachActiveAlert(func(a *rules.Alert) { s.alerts[a] = *a })
+			}
+		}
+	}
+	return s
+}
+
+// groups loads the rule groups in their evaluation order, reading q and
+// writing to app, every alerting rule restored (it writes ALERTS from
+// its first evaluation, as promtool's do).
+func (r *Rules) groups(q storage.Queryable, app storage.Appendable) ([]*rules.Group, error) {
+	logger := slog.New(slog.DiscardHandler)
+	engine := promql.NewEngine(promql.EngineOpts{Logger: logger, MaxSamples: 50_000_000, Timeout: time.Minute, LookbackDelta: lookback})
+	opts := &rules.ManagerOptions{
+		Appendable: app, Queryable: q, Context: context.Background(), Logger: logger,
+		NotifyFunc: func(context.Context, string, ...*rules.Alert) {}, GroupLoader: r.loader,
+	}
+	if q != nil {
+		opts.QueryFunc = rules.EngineQueryFunc(engine, q)
+	}
+	loaded, errs := rules.NewManager(opts).LoadGroups(interval, labels.EmptyLabels(), "", nil, false, r.files...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	var out []*rules.Group
+	for _, name := range r.order {
+		for _, g := range loaded {
+			if g.Name() == name {
+				out = append(out, g)
+			}
+		}
+	}
+	if len(out) != len(loaded) {
+		return nil, fmt.Errorf("%d rule groups, %d in the evaluation order %v", len(loaded), len(out), r.order)
+	}
+	for _, g := range out {
+		for _, rule := range g.Rules() {
+			if ar, ok := rule.(*rules.AlertingRule); ok {
+				ar.SetRestored(true)
+			}
+		}
+	}
+	return out, nil
+}
+
+// evalAt evaluates every group at minute m and returns the firing alerts.
+func evalAt(groups []*rules.Group, start time.Time, m int) ([]string, error) {
+	ts := start.Add(time.Duration(m) * interval)
+	var firing []string
+	for _, g := range groups {
+		g.Eval(context.Background(), ts)
+		for _, rule := range g.Rules() {
+			if err := rule.LastError(); err != nil {
+				return nil, fmt.Errorf("minute %d: %s: %w", m, rule.Name(), err)
+			}
+			if ar, ok := rule.(*rules.AlertingRule); ok {
+				for _, a := range ar.ActiveAlerts() {
+					if a.State == rules.StateFiring {
+						firing = append(firing, Identity(a.Labels))
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(firing)
+	return firing, nil
+}
+
+// Identity writes an alert's labels as the lifecycles write it:
+// alertname{label="value", ...}.
+func Identity(lbls labels.Labels) string {
+	return lbls.Get(labels.AlertName) + labels.NewBuilder(lbls).Del(labels.AlertName).Labels().String()
+}
+
+// recorder sums what the rules write at each minute, per metric name.
+type recorder struct {
+	storage.Appendable
+	written map[string]uint64
+}
+
+func (r *recorder) Appender(ctx context.Context) storage.Appender {
+	return recording{r.Appendable.Appender(ctx), r}
+}
+
+// minute returns what the rules wrote since the last call, and the
+// state of the groups' alerts.
+func (r *recorder) minute(groups []*rules.Group) minute {
+	out := minute{written: r.written}
+	r.written = nil
+	for _, g := range groups {
+		for _, rule := range g.Rules() {
+			if ar, ok := rule.(*rules.AlertingRule); ok {
+				ar.ForEachActiveAlert(func(a *rules.Alert) {
+					if a.State != rules.StateInactive {
+						out.alerts += a.Labels.Hash() ^ uint64(a.State)<<32 ^ uint64(a.ActiveAt.Unix())
+					}
+				})
+			}
+		}
+	}
+	return out
+}
+
+type recording struct {
+	storage.Appender
+	r *recorder
+}
+
+func (a recording) Append(ref storage.SeriesRef, l labels.Labels, t int64, v float64) (storage.SeriesRef, error) {
+	if a.r.written == nil {
+		a.r.written = map[string]uint64{}
+	}
+	h := fnv.New64a()
+	fmt.Fprint(h, math.Float64bits(v))
+	a.r.written[l.Get(labels.MetricName)] += l.Hash() ^ h.Sum64()
+	return a.Appender.Append(ref, l, t, v)
+}
+
+func openDB(dir string) (*tsdb.DB, error) {
+	opts := tsdb.DefaultOptions()
+	opts.WALSegmentSize = -1 // in memory: the storage lives for one run
+	opts.MinBlockDuration = int64(7 * 24 * time.Hour / time.Millisecond)
+	opts.MaxBlockDuration = opts.MinBlockDuration
+	db, err := tsdb.Open(dir, slog.New(slog.DiscardHandler), nil, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	db.DisableCompactions()
+	return db, nil
+}
+
+// appendSeries writes the replay's samples from minute from on, a series
+// that vanishes getting a stale marker at the first minute it is
+// missing, as Prometheus writes on a failed scrape or a dropped target.
+func appendSeries(db *tsdb.DB, rp *Replay, from int) error {
+	app := db.Appender(context.Background())
+	for s, vals := range rp.series() {
+		lbls, err := parser.ParseMetric(s)
+		if err != nil {
+			return fmt.Errorf("series %s: %w", s, err)
+		}
+		var ref storage.SeriesRef
+		for m := from; m < len(vals); m++ {
+			v := vals[m]
+			switch {
+			case v.present:
+			case m > 0 && vals[m-1].present:
+				v.v = math.Float64frombits(value.StaleNaN)
+			default:
+				continue
+			}
+			ts := rp.Start.Add(time.Duration(m) * interval).UnixMilli()
+			if ref, err = app.Append(ref, lbls, ts, v.v); err != nil {
+				return errors.Join(fmt.Errorf("series %s at minute %d: %w", s, m, err), app.Rollback())
+			}
+		}
+	}
+	return app.Commit()
+}
+
+// copyBefore copies every sample of from before the time before into to:
+// the inputs and the rules' results a fork starts from.
+func copyBefore(from, to *tsdb.DB, before int64) error {
+	q, err := from.Querier(math.MinInt64, before-1)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	app := to.Appender(context.Background())
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+"))
+	var it chunkenc.Iterator
+	for ss.Next() {
+		s := ss.At()
+		it = s.Iterator(it)
+		var ref storage.SeriesRef
+		for it.Next() == chunkenc.ValFloat {
+			ts, v := it.At()
+			if ref, err = app.Append(ref, s.Labels(), ts, v); err != nil {
+				return errors.Join(err, app.Rollback())
+			}
+		}
+		if err := it.Err(); err != nil {
+			return errors.Join(err, app.Rollback())
+		}
+	}
+	if err := ss.Err(); err != nil {
+		return errors.Join(err, app.Rollback())
+	}
+	return app.Commit()
+}
