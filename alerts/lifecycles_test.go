@@ -158,16 +158,7 @@ func replayOf(t *testing.T, l *lifecycle.Lifecycle, states []lifecycle.State) *g
 // then no samples.
 func timeline(t *testing.T, l *lifecycle.Lifecycle, states []lifecycle.State) []replayed {
 	t.Helper()
-	rp := replayOf(t, l, states)
-	values := map[string][]string{}
-	for m, i := range rp.At {
-		for s, v := range rp.Rounds[i] {
-			if values[s] == nil {
-				values[s] = make([]string, rp.Minutes())
-			}
-			values[s][m] = formatValue(v)
-		}
-	}
+	values := replayOf(t, l, states).Values()
 	var out []replayed
 	for _, series := range slices.Sorted(maps.Keys(values)) {
 		vs := values[series]

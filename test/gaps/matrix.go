@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 
@@ -257,7 +258,7 @@ func (r *Rules) Expected(l *lifecycle.Lifecycle) (Timeline, error) {
 				}
 				b.Set(m.Name, m.Value)
 			}
-			name := b.Get(labels.MetricName)
+			name := b.Get(model.MetricNameLabel)
 			own, ok := r.static[name]
 			if !ok {
 				return nil, fmt.Errorf("expected alert %s: no alert %s in the rule files", f, name)
@@ -267,7 +268,7 @@ func (r *Rules) Expected(l *lifecycle.Lifecycle) (Timeline, error) {
 					b.Set(k, v)
 				}
 			}
-			b.Del(labels.MetricName).Set(labels.AlertName, name)
+			b.Del(model.MetricNameLabel).Set(labels.AlertName, name)
 			firing = append(firing, Identity(b.Labels()))
 		}
 		slices.Sort(firing)

@@ -3,6 +3,7 @@ package gaps
 import (
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -43,7 +44,7 @@ func (r *reads) add(expr parser.Expr, interval time.Duration) {
 			}
 		}
 		for _, m := range vs.LabelMatchers {
-			if m.Name != labels.MetricName {
+			if m.Name != model.MetricNameLabel {
 				continue
 			}
 			if m.Type == labels.MatchEqual {

@@ -9,6 +9,7 @@ package gaps
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -149,6 +150,23 @@ func (r *Replay) series() map[string][]sample {
 			}
 			out[s][m] = sample{v, true}
 		}
+	}
+	return out
+}
+
+// Values are the replay per series as promtool's input reads it: each
+// minute's value without an exponent (promtool's expanding notation, a+bxn,
+// would misread one), "" where the series was not scraped.
+func (r *Replay) Values() map[string][]string {
+	out := map[string][]string{}
+	for s, samples := range r.series() {
+		vs := make([]string, len(samples))
+		for m, v := range samples {
+			if v.present {
+				vs[m] = strconv.FormatFloat(v.v, 'f', -1, 64)
+			}
+		}
+		out[s] = vs
 	}
 	return out
 }

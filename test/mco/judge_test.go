@@ -96,15 +96,7 @@ func (in *incident) replay() *gaps.Replay {
 func judge(t *testing.T, in *incident, rulesDir string) {
 	t.Helper()
 	rp := in.replay()
-	values := map[string][]string{}
-	for m, i := range rp.At {
-		for s, v := range rp.Rounds[i] {
-			if values[s] == nil {
-				values[s] = make([]string, rp.Minutes())
-			}
-			values[s][m] = strconv.FormatFloat(v, 'f', -1, 64)
-		}
-	}
+	values := rp.Values()
 	var b bytes.Buffer
 	b.WriteString(alerts.PromtoolTestHeader(filepath.Join(rulesDir, "*rules.yaml")) + "tests:\n")
 	fmt.Fprintf(&b, "  - name: %s with the MCO deciding\n    interval: 1m\n    start_timestamp: %d\n    input_series:\n", in.l.Name, in.begin.Unix())
