@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -75,7 +74,7 @@ func LoadRules(files, order []string) (*Rules, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", f, err)
 				}
-				r.reads.add(expr, interval)
+				r.reads.add(expr, interval, lookback)
 				if rule.Alert != "" {
 					r.Holds[rule.Alert] = time.Duration(rule.For)
 					r.static[rule.Alert] = rule.Labels
@@ -174,16 +173,22 @@ func (l *loader) Parse(query string) (parser.Expr, error) {
 // (Identity), sorted.
 type Timeline [][]string
 
+// Run is a replay evaluated: what fired and what the rules did at each
+// minute.
+type Run struct {
+	Timeline Timeline
+	replay   *Replay
+	minutes  []minute
+}
+
 // Baseline is a replay evaluated from minute 0 to its end, holding the
 // rules' state at the minutes forks start from.
 type Baseline struct {
-	Timeline Timeline
-	rules    *Rules
-	replay   *Replay
-	db       *tsdb.DB
-	dir      string
-	forks    map[int]*snapshot
-	minutes  []minute
+	Run
+	rules *Rules
+	db    *tsdb.DB
+	dir   string
+	forks map[int]*snapshot
 }
 
 // minute is what the rules did at one minute: a sum of what they wrote,
@@ -213,8 +218,8 @@ func (r *Rules) Run(rp *Replay, forkAt []int) (*Baseline, error) {
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
-	b := &Baseline{rules: r, replay: rp, db: db, dir: dir, forks: map[int]*snapshot{}}
-	if err := appendSeries(db, rp, 0); err != nil {
+	b := &Baseline{Run: Run{replay: rp}, rules: r, db: db, dir: dir, forks: map[int]*snapshot{}}
+	if err := newWriter(db, rp).write(0, rp.Minutes()); err != nil {
 		return nil, errors.Join(err, b.Close())
 	}
 	rec := &recorder{Appendable: db}
@@ -239,101 +244,6 @@ func (r *Rules) Run(rp *Replay, forkAt []int) (*Baseline, error) {
 // Close removes the baseline's storage.
 func (b *Baseline) Close() error {
 	return errors.Join(b.db.Close(), os.RemoveAll(b.dir))
-}
-
-// Fork evaluates rp, which equals the baseline's replay before minute
-// from, from there on: the rules continue from their state at the end of
-// minute from-1 (from must be in the baseline's forkAt), on a copy of the
-// baseline's samples before from and rp's after. Once the fork's alerts
-// and every sample the rules may still read are the baseline's, the rest
-// is the baseline's and is not evaluated again.
-func (b *Baseline) Fork(from int, rp *Replay) (Timeline, error) {
-	snap := b.forks[from]
-	if snap == nil {
-		return nil, fmt.Errorf("no fork kept at minute %d", from)
-	}
-	for a, v := range snap.alerts {
-		*a = v
-	}
-	dir, err := os.MkdirTemp("", "ocl-gaps-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	db, err := openDB(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	before := rp.Start.Add(time.Duration(from) * interval).UnixMilli()
-	if err := copyBefore(b.db, db, before); err != nil {
-		return nil, err
-	}
-	if err := appendSeries(db, rp, from); err != nil {
-		return nil, err
-	}
-	rec := &recorder{Appendable: db}
-	groups, err := b.rules.groups(db, rec)
-	if err != nil {
-		return nil, err
-	}
-	for i, g := range groups {
-		g.CopyState(snap.groups[i])
-	}
-	out := slices.Clone(b.Timeline[:from])
-	changed := map[string]int{} // metric name -> last minute it differed
-	last := from                // the last minute the exporter serves another round than in the baseline
-	for m := from; m < rp.Minutes(); m++ {
-		if rp.source(rp.At[m]) != b.replay.At[m] {
-			last = m
-		}
-	}
-	for m := from; m < rp.Minutes(); m++ {
-		firing, err := evalAt(groups, rp.Start, m)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, firing)
-		got, want := rec.minute(groups), b.minutes[m]
-		b.differ(rp, m, got, want, changed)
-		if m >= last && got.alerts == want.alerts && b.settled(changed, m) {
-			return append(out, b.Timeline[m+1:]...), nil
-		}
-	}
-	return out, nil
-}
-
-// differ notes the metric names whose samples differ between the fork and
-// the baseline at minute m: the exporter's (rp's round is another than
-// the baseline's, other than the same served by rescheduled pods, which
-// no rule tells apart: every expression aggregates the target's labels
-// away) and the rules' own.
-func (b *Baseline) differ(rp *Replay, m int, got, want minute, changed map[string]int) {
-	if rp.source(rp.At[m]) != b.replay.At[m] {
-		for _, round := range []Round{rp.Rounds[rp.At[m]], b.replay.Rounds[b.replay.At[m]]} {
-			for s := range round {
-				name, _, _ := strings.Cut(s, "{")
-				changed[name] = m
-			}
-		}
-	}
-	for _, w := range []map[string]uint64{got.written, want.written} {
-		for name := range w {
-			if got.written[name] != want.written[name] {
-				changed[name] = m
-			}
-		}
-	}
-}
-
-// settled: no sample that differs will be read after minute m.
-func (b *Baseline) settled(changed map[string]int, m int) bool {
-	for name, at := range changed {
-		if at+b.rules.reads.window(name) > m {
-			return false
-		}
-	}
-	return true
 }
 
 // snapshot keeps the state of groups after their last evaluation.

@@ -79,25 +79,42 @@ func TestForkIsAReplay(t *testing.T) {
 	defer base.Close()
 	for _, g := range starts {
 		for _, l := range []int{1, 3, 5, 20} {
-			for i, gapped := range []*Replay{rp.Gap(g, l, false), rp.Gap(g, l, true), rp.Frozen(g, l)} {
+			frozen := rp.Frozen(g, l)
+			for i, gapped := range []*Replay{rp.Gap(g, l, false), rp.Gap(g, l, true), frozen} {
+				kind := []string{"failed scrapes", "rescheduled", "frozen"}[i]
 				fork, err := base.Fork(g, gapped)
 				if err != nil {
 					t.Fatal(err)
 				}
-				full, err := rules.Run(gapped, nil)
+				full := replayed(t, rules, gapped)
+				if !slices.EqualFunc(fork.Timeline, full, slices.Equal) {
+					t.Errorf("%s for %d minutes at %d: the fork fires\n%v\nthe replay from minute 0\n%v", kind, l, g, fork.Timeline, full)
+				}
+				// Side by side with the frozen replay, until they agree.
+				x, y, err := base.Pair(g, frozen, gapped)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !slices.EqualFunc(fork, full.Timeline, slices.Equal) {
-					kind := []string{"failed scrapes", "rescheduled", "frozen"}[i]
-					t.Errorf("%s for %d minutes at %d: the fork fires\n%v\nthe replay from minute 0\n%v", kind, l, g, fork, full.Timeline)
+				if len(x) != len(y) || !slices.EqualFunc(x, replayed(t, rules, frozen)[:len(x)], slices.Equal) || !slices.EqualFunc(y, full[:len(y)], slices.Equal) {
+					t.Errorf("%s for %d minutes at %d, paired with the frozen replay: the pair fires\n%v\n%v", kind, l, g, x, y)
 				}
-				if err := full.Close(); err != nil {
-					t.Fatal(err)
+				if !slices.EqualFunc(full[len(y):], replayed(t, rules, frozen)[len(y):], slices.Equal) {
+					t.Errorf("%s for %d minutes at %d: the pair stopped at %d, but the replays part again after", kind, l, g, len(y))
 				}
 			}
 		}
 	}
+}
+
+// replayed is what rp fires, evaluated from minute 0.
+func replayed(t *testing.T, rules *Rules, rp *Replay) Timeline {
+	t.Helper()
+	run, err := rules.Run(rp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	return run.Timeline
 }
 
 // TestCheckFindsEachMove puts the test rules through cells: the bridged
@@ -124,7 +141,7 @@ func TestCheckFindsEachMove(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p := Check(c.cell, base.Timeline, got, "without the gap", rules.Holds); !slices.Equal(p, c.want) {
+		if p := Check(c.cell, base.Timeline, got.Timeline, "without the gap", rules.Holds); !slices.Equal(p, c.want) {
 			t.Errorf("%s:\n%s\nwant\n%s", c.cell, strings.Join(p, "\n"), strings.Join(c.want, "\n"))
 		}
 	}

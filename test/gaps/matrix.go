@@ -220,24 +220,37 @@ func Matrix(t testing.TB, rules *Rules, rp *Replay, want Timeline, boundaries []
 		}
 	}
 	for _, c := range cells {
-		got, err := base.Fork(c.Start, rp.Gap(c.Start, c.Length, c.Rescheduled))
-		if err != nil {
+		if err := play(t, rules, rp, base, c); err != nil {
 			t.Fatalf("%s: %v", c, err)
 		}
-		problems := Check(c, base.Timeline, got, "without the gap", rules.Holds)
-		if frozen := rp.Frozen(c.Start, c.Length); len(problems) > 0 && frozen.Differs(rp) {
-			// A change the gap hid shows when it ends: compare with what
-			// an exporter that kept serving its last scrape would page.
-			ref, err := base.Fork(c.Start, frozen)
-			if err != nil {
-				t.Fatalf("%s, frozen: %v", c, err)
-			}
-			problems = Check(c, ref, got, "with the exporter frozen at its last scrape", rules.Holds)
-		}
-		for _, p := range problems {
-			t.Errorf("%s: %s", c, p)
-		}
 	}
+}
+
+// play replays one cell and reports how its pages moved. Where the gap
+// hides a stage boundary, the change shows when it ends: the cell is held
+// to what an exporter that kept serving its last scrape would page, the
+// frozen replay, played side by side with it until the two agree.
+func play(t testing.TB, rules *Rules, rp *Replay, base *Baseline, c Cell) error {
+	t.Helper()
+	gapped := rp.Gap(c.Start, c.Length, c.Rescheduled)
+	var problems []string
+	if frozen := rp.Frozen(c.Start, c.Length); frozen.Differs(rp) {
+		ref, got, err := base.Pair(c.Start, frozen, gapped)
+		if err != nil {
+			return err
+		}
+		problems = Check(c, ref, got, "with the exporter frozen at its last scrape", rules.Holds)
+	} else {
+		got, err := base.Fork(c.Start, gapped)
+		if err != nil {
+			return err
+		}
+		problems = Check(c, base.Timeline, got.Timeline, "without the gap", rules.Holds)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", c, p)
+	}
+	return nil
 }
 
 // Expected is what a lifecycle expects firing at each minute, as

@@ -19,6 +19,9 @@ import (
 type reads struct {
 	byName   map[string]time.Duration
 	patterns []patternRead // selectors whose name is a pattern
+	// reach is how far back any rule reads at all: what a fork copies of
+	// the baseline's samples.
+	reach time.Duration
 }
 
 type patternRead struct {
@@ -26,23 +29,25 @@ type patternRead struct {
 	window time.Duration
 }
 
-func (r *reads) add(expr parser.Expr, interval time.Duration) {
+func (r *reads) add(expr parser.Expr, interval, lookback time.Duration) {
 	parser.Inspect(expr, func(node parser.Node, path []parser.Node) error {
 		vs, ok := node.(*parser.VectorSelector)
 		if !ok {
 			return nil
 		}
-		window := vs.OriginalOffset + interval
+		window, reach := vs.OriginalOffset+interval, vs.OriginalOffset+lookback
 		if len(path) > 0 {
 			if ms, ok := path[len(path)-1].(*parser.MatrixSelector); ok {
-				window = ms.Range + vs.OriginalOffset
+				window, reach = ms.Range+vs.OriginalOffset, ms.Range+vs.OriginalOffset
 			}
 		}
 		for _, p := range path {
 			if sq, ok := p.(*parser.SubqueryExpr); ok {
 				window += sq.Range + sq.OriginalOffset
+				reach += sq.Range + sq.OriginalOffset
 			}
 		}
+		r.reach = max(r.reach, reach)
 		for _, m := range vs.LabelMatchers {
 			if m.Name != model.MetricNameLabel {
 				continue

@@ -7,12 +7,15 @@
 package gaps
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -31,6 +34,36 @@ type Replay struct {
 	// origin is, for a round served by rescheduled pods, the round it
 	// copies under the new pods' names; absent for any other.
 	origin map[int]int
+	parsed *parsed // shared with the replays derived from this one
+}
+
+// parsed are series parsed once: each cell's replay writes them anew.
+type parsed struct {
+	mu     sync.Mutex
+	series map[string]labels.Labels
+}
+
+// labels are the labels of series s, one of the replay's.
+func (r *Replay) labels(s string) (labels.Labels, error) {
+	p := r.cache()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l, ok := p.series[s]; ok {
+		return l, nil
+	}
+	l, err := parser.ParseMetric(s)
+	if err != nil {
+		return labels.EmptyLabels(), fmt.Errorf("series %s: %w", s, err)
+	}
+	p.series[s] = l
+	return l, nil
+}
+
+func (r *Replay) cache() *parsed {
+	if r.parsed == nil {
+		r.parsed = &parsed{series: map[string]labels.Labels{}}
+	}
+	return r.parsed
 }
 
 // Minutes is how many minutes the replay lasts, minute 0 included.
@@ -51,7 +84,7 @@ func (r *Replay) Append(round Round, minutes int) {
 // under new names and addresses from then on. Either way Prometheus marks
 // every series of the targets stale at the first missed scrape.
 func (r *Replay) Gap(from, length int, rescheduled bool) *Replay {
-	out := &Replay{Start: r.Start, Rounds: slices.Clone(r.Rounds), At: slices.Clone(r.At), origin: maps.Clone(r.origin)}
+	out := &Replay{Start: r.Start, Rounds: slices.Clone(r.Rounds), At: slices.Clone(r.At), origin: maps.Clone(r.origin), parsed: r.cache()}
 	if out.origin == nil {
 		out.origin = map[int]int{}
 	}
@@ -78,7 +111,7 @@ func (r *Replay) Gap(from, length int, rescheduled bool) *Replay {
 			if _, ok := moved[i]; !ok {
 				moved[i] = len(out.Rounds)
 				out.origin[moved[i]] = r.source(i)
-				out.Rounds = append(out.Rounds, reschedule(r.Rounds[i]))
+				out.Rounds = append(out.Rounds, r.reschedule(r.Rounds[i]))
 			}
 			out.At[m] = moved[i]
 		}
@@ -91,7 +124,7 @@ func (r *Replay) Gap(from, length int, rescheduled bool) *Replay {
 // know through a gap there. A page may move with a gap only as it moves
 // here, where a change inside the gap shows when the gap ends.
 func (r *Replay) Frozen(from, length int) *Replay {
-	out := &Replay{Start: r.Start, Rounds: r.Rounds, At: slices.Clone(r.At), origin: r.origin}
+	out := &Replay{Start: r.Start, Rounds: r.Rounds, At: slices.Clone(r.At), origin: r.origin, parsed: r.cache()}
 	for m := from; m < min(from+length, len(out.At)); m++ {
 		out.At[m] = out.At[from-1]
 	}
@@ -101,8 +134,8 @@ func (r *Replay) Frozen(from, length int) *Replay {
 // Differs reports whether the exporter serves anything else at some
 // minute than in o.
 func (r *Replay) Differs(o *Replay) bool {
-	for m, i := range r.At {
-		if r.source(i) != o.source(o.At[m]) {
+	for m := range r.At {
+		if !sameRound(r, o, m) {
 			return true
 		}
 	}
@@ -120,12 +153,12 @@ func (r *Replay) source(i int) int {
 // reschedule is a round served by new pods of the same Deployment: the
 // target labels pod and instance change (the exporter has neither label
 // of its own).
-func reschedule(in Round) Round {
+func (r *Replay) reschedule(in Round) Round {
 	out := make(Round, len(in))
 	for s, v := range in {
-		lbls, err := parser.ParseMetric(s)
+		lbls, err := r.labels(s)
 		if err != nil {
-			panic(err) // the replay's own series, parsed before
+			panic(err) // the replay's own series: parsed when it was written
 		}
 		b := labels.NewBuilder(lbls)
 		if pod := lbls.Get("pod"); pod != "" {
@@ -134,9 +167,14 @@ func reschedule(in Round) Round {
 		if inst := lbls.Get("instance"); inst != "" {
 			b.Set("instance", "r-"+inst)
 		}
-		out[b.Labels().String()] = v
+		out[format(b.Labels())] = v
 	}
 	return out
+}
+
+// format writes a series as the replays key it: name{label="value", ...}.
+func format(lbls labels.Labels) string {
+	return lbls.Get(model.MetricNameLabel) + labels.NewBuilder(lbls).Del(model.MetricNameLabel).Labels().String()
 }
 
 // series lays the replay out per series: its value at each minute, and

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
-	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/rules"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
@@ -76,39 +75,66 @@ func openDB(dir string) (*tsdb.DB, error) {
 	return db, nil
 }
 
-// appendSeries writes the replay's samples from minute from on, a series
-// that vanishes getting a stale marker at the first minute it is
-// missing, as Prometheus writes on a failed scrape or a dropped target.
-func appendSeries(db *tsdb.DB, rp *Replay, from int) error {
-	app := db.Appender(context.Background())
-	for s, vals := range rp.series() {
-		lbls, err := parser.ParseMetric(s)
-		if err != nil {
-			return fmt.Errorf("series %s: %w", s, err)
-		}
-		var ref storage.SeriesRef
-		for m := from; m < len(vals); m++ {
-			v := vals[m]
-			switch {
-			case v.present:
-			case m > 0 && vals[m-1].present:
-				v.v = math.Float64frombits(value.StaleNaN)
-			default:
-				continue
-			}
-			ts := rp.Start.Add(time.Duration(m) * interval).UnixMilli()
-			if ref, err = app.Append(ref, lbls, ts, v.v); err != nil {
-				return errors.Join(fmt.Errorf("series %s at minute %d: %w", s, m, err), app.Rollback())
-			}
+// writer writes a replay into a storage minute by minute, a series that
+// vanishes getting a stale marker at the first minute it is missing, as
+// Prometheus writes on a failed scrape or a dropped target.
+type writer struct {
+	db   *tsdb.DB
+	rp   *Replay
+	refs map[string]storage.SeriesRef
+}
+
+func newWriter(db *tsdb.DB, rp *Replay) *writer {
+	return &writer{db: db, rp: rp, refs: map[string]storage.SeriesRef{}}
+}
+
+// write writes the minutes from until before until.
+func (w *writer) write(from, until int) error {
+	app := w.db.Appender(context.Background())
+	for m := from; m < until; m++ {
+		if err := w.minute(app, m); err != nil {
+			return errors.Join(err, app.Rollback())
 		}
 	}
 	return app.Commit()
 }
 
-// copyBefore copies every sample of from before the time before into to:
-// the inputs and the rules' results a fork starts from.
-func copyBefore(from, to *tsdb.DB, before int64) error {
-	q, err := from.Querier(math.MinInt64, before-1)
+func (w *writer) minute(app storage.Appender, m int) error {
+	rp := w.rp
+	ts := rp.Start.Add(time.Duration(m) * interval).UnixMilli()
+	add := func(s string, v float64) error {
+		lbls, err := rp.labels(s)
+		if err != nil {
+			return err
+		}
+		if w.refs[s], err = app.Append(w.refs[s], lbls, ts, v); err != nil {
+			return fmt.Errorf("series %s at minute %d: %w", s, m, err)
+		}
+		return nil
+	}
+	now := rp.Rounds[rp.At[m]]
+	for s, v := range now {
+		if err := add(s, v); err != nil {
+			return err
+		}
+	}
+	if m == 0 || rp.At[m-1] == rp.At[m] {
+		return nil
+	}
+	for s := range rp.Rounds[rp.At[m-1]] {
+		if _, ok := now[s]; !ok {
+			if err := add(s, math.Float64frombits(value.StaleNaN)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// copyBefore copies the samples of from between the times since and
+// before into to: the inputs and the rules' results a fork starts from.
+func copyBefore(from, to *tsdb.DB, since, before int64) error {
+	q, err := from.Querier(since, before-1)
 	if err != nil {
 		return err
 	}
