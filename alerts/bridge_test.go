@@ -9,8 +9,9 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 )
 
-// exporterUp is the gate of every bridge: an exporter target is scraped.
-const exporterUp = `up{job=~".*ocl-exporter.*"} == 1`
+// exporterScraped is the gate of every bridge: the exporter's own series,
+// there at every successful scrape and gone (stale) without one.
+const exporterScraped = "ocl_exporter_build_info"
 
 // TestAlertsBridgeScrapeGaps holds every alert but OCLExporterDown to one
 // of the two ways docs/alerts.md ("Scrape gaps, restarts and resolution")
@@ -38,14 +39,14 @@ func TestAlertsBridgeScrapeGaps(t *testing.T) {
 
 // TestGapProblemRejects makes sure the check above can fail.
 func TestGapProblemRejects(t *testing.T) {
-	records := map[string]string{"x:held": "max by (pool) (ocl_pool_paused) or last_over_time(x:held[5m]) unless on () " + exporterUp}
+	records := map[string]string{"x:held": "max by (pool) (ocl_pool_paused) or last_over_time(x:held[5m]) unless on () " + exporterScraped}
 	sources := labelSources(t)
 	sources["x:held"] = []string{"pool"}
 	for _, expr := range []string{
 		`max by (pool) (ocl_pool_paused) == 1`,
 		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (ALERTS_FOR_STATE{alertname="X"}) * NaN`,
-		`max by (pool) (ocl_pool_paused) == 1 or max by (pool, node) (ALERTS_FOR_STATE{alertname="X"}) * NaN unless on () ` + exporterUp,
-		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (ALERTS_FOR_STATE{alertname="Y"}) * NaN unless on () ` + exporterUp,
+		`max by (pool) (ocl_pool_paused) == 1 or max by (pool, node) (ALERTS_FOR_STATE{alertname="X"}) * NaN unless on () ` + exporterScraped,
+		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (ALERTS_FOR_STATE{alertname="Y"}) * NaN unless on () ` + exporterScraped,
 		`x:held > 0 and on (pool) ocl_pool_paused == 1`,
 	} {
 		if gapProblem("X", expr, records, sources) == "" {
@@ -53,7 +54,7 @@ func TestGapProblemRejects(t *testing.T) {
 		}
 	}
 	for _, expr := range []string{
-		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (ALERTS_FOR_STATE{alertname="X"}) * NaN unless on () ` + exporterUp,
+		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (ALERTS_FOR_STATE{alertname="X"}) * NaN unless on () ` + exporterScraped,
 		`time() - x:held > 60`,
 	} {
 		if p := gapProblem("X", expr, records, sources); p != "" {
@@ -82,7 +83,7 @@ func gapProblem(alert, expr string, records map[string]string, sources map[strin
 		}
 	}
 	if name := notHeld(e, records, nil); name != "" {
-		return fmt.Sprintf("no bridge (or max by (<its labels>) (ALERTS_FOR_STATE{alertname=%q}) * NaN unless on () %s), and it reads %s, which does not hold its last value through a gap", alert, exporterUp, name)
+		return fmt.Sprintf("no bridge (or max by (<its labels>) (ALERTS_FOR_STATE{alertname=%q}) * NaN unless on () %s), and it reads %s, which does not hold its last value through a gap", alert, exporterScraped, name)
 	}
 	return ""
 }
@@ -111,7 +112,7 @@ func bridgeLabels(e parser.Expr, alert string) ([]string, bool) {
 
 // isGate reports whether b is "... unless on () up{...} == 1".
 func isGate(b *parser.BinaryExpr) bool {
-	return b.VectorMatching != nil && b.VectorMatching.On && len(b.VectorMatching.MatchingLabels) == 0 && b.RHS.String() == exporterUp
+	return b.VectorMatching != nil && b.VectorMatching.On && len(b.VectorMatching.MatchingLabels) == 0 && b.RHS.String() == exporterScraped
 }
 
 // notHeld returns a series e reads that is not held through a gap: one

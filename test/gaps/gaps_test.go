@@ -8,8 +8,9 @@ import (
 )
 
 const (
-	upA  = `up{instance="10.0.0.1:29100", job="ocl-exporter", pod="exporter-a"}`
-	srcA = `src{instance="10.0.0.1:29100", job="ocl-exporter", k="x", pod="exporter-a"}`
+	upA   = `up{instance="10.0.0.1:29100", job="ocl-exporter", pod="exporter-a"}`
+	infoA = `ocl_exporter_build_info{instance="10.0.0.1:29100", job="ocl-exporter", pod="exporter-a", version="v0.1.0"}`
+	srcA  = `src{instance="10.0.0.1:29100", job="ocl-exporter", k="x", pod="exporter-a"}`
 )
 
 var start = time.Date(2025, 10, 17, 12, 0, 0, 0, time.UTC)
@@ -18,9 +19,9 @@ var start = time.Date(2025, 10, 17, 12, 0, 0, 0, time.UTC)
 // (a problem) from minute problem until minute fixed, then 0 again.
 func replay(minutes, problem, fixed int) *Replay {
 	rp := &Replay{Start: start}
-	rp.Append(Round{upA: 1, srcA: 0}, problem)
-	rp.Append(Round{upA: 1, srcA: 1}, fixed-problem)
-	rp.Append(Round{upA: 1, srcA: 0}, minutes-fixed)
+	rp.Append(Round{upA: 1, infoA: 1, srcA: 0}, problem)
+	rp.Append(Round{upA: 1, infoA: 1, srcA: 1}, fixed-problem)
+	rp.Append(Round{upA: 1, infoA: 1, srcA: 0}, minutes-fixed)
 	return rp
 }
 
