@@ -148,7 +148,9 @@ func union(a, b []string) []string {
 // scrape target's), up, and every recording rule's result.
 func labelSources(t *testing.T) map[string][]string {
 	t.Helper()
-	out := map[string][]string{"up": {targetLabel}}
+	// ALERTS_FOR_STATE carries an alert's labels, its name and static
+	// labels among them: an expression must aggregate it to its own.
+	out := map[string][]string{"up": {targetLabel}, "ALERTS_FOR_STATE": append([]string{"alertname", "namespace", "severity"}, identityLabels...)}
 	for name, m := range readMetricsDoc(t) {
 		out[name] = append(slices.Clone(m.Labels), targetLabel)
 	}
@@ -161,6 +163,7 @@ func labelSources(t *testing.T) map[string][]string {
 			if err != nil {
 				t.Fatalf("%s: %v", r.Record, err)
 			}
+			out[r.Record] = nil // a held rule reads its own last value: no label of its own
 			if out[r.Record], err = outputLabels(e, out); err != nil {
 				t.Fatalf("%s: %v", r.Record, err)
 			}

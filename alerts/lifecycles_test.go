@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
+	"github.com/ocl-exporter/ocl_exporter/test/gaps"
 	"github.com/ocl-exporter/ocl_exporter/test/lifecycle"
 )
 
@@ -125,41 +126,43 @@ func promtoolLifecycle(t *testing.T, l *lifecycle.Lifecycle, static map[string]m
 // expanding notation.
 type replayed struct{ series, values string }
 
-// timeline scrapes each stage once (the exporter serves the same text for
-// as long as the objects do not change) and lays the samples out minute by
-// minute: a series that vanishes gets a stale marker at the next scrape,
-// as Prometheus writes, then no samples.
-func timeline(t *testing.T, l *lifecycle.Lifecycle, states []lifecycle.State) []replayed {
+// replayOf scrapes each stage once (the exporter serves the same text for
+// as long as the objects do not change) and lays the scrapes out minute by
+// minute: what Prometheus stores from two replicas, up included.
+func replayOf(t *testing.T, l *lifecycle.Lifecycle, states []lifecycle.State) *gaps.Replay {
 	t.Helper()
-	minutes := l.End + 1
-	values := map[string][]string{}
+	rp := &gaps.Replay{Start: l.Start}
 	generation := 0
 	for _, st := range states {
 		if st.Exporter == lifecycle.ExporterRescheduled {
 			generation++
 		}
 		targets := replicaTargets(generation)
-		var samples []sample
+		round := gaps.Round{}
 		if st.Exporter == lifecycle.ExporterDown {
 			for _, target := range targets {
-				samples = append(samples, sample{formatSeries("up", target), 0})
+				round[formatSeries("up", target)] = 0
 			}
 		} else {
-			samples = scrapeTargets(t, sourcetest.FromUnstructured(t, st.Objects), targets)
-		}
-		for _, s := range samples {
-			if values[s.series] == nil {
-				values[s.series] = make([]string, minutes)
-			}
-			for m := st.At; m < st.Until; m++ {
-				values[s.series][m] = formatValue(s.value)
+			for _, s := range scrapeTargets(t, sourcetest.FromUnstructured(t, st.Objects), targets) {
+				round[s.series] = s.value
 			}
 		}
+		rp.Append(round, st.Until-st.At)
 	}
+	return rp
+}
+
+// timeline is the replay as promtool's input series: a series that
+// vanishes gets a stale marker at the next scrape, as Prometheus writes,
+// then no samples.
+func timeline(t *testing.T, l *lifecycle.Lifecycle, states []lifecycle.State) []replayed {
+	t.Helper()
+	values := replayOf(t, l, states).Values()
 	var out []replayed
 	for _, series := range slices.Sorted(maps.Keys(values)) {
 		vs := values[series]
-		for m := 1; m < minutes; m++ {
+		for m := 1; m < len(vs); m++ {
 			if vs[m] == "" && vs[m-1] != "" && vs[m-1] != "stale" {
 				vs[m] = "stale"
 			}

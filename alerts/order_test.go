@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
@@ -27,12 +28,14 @@ func orderProblems(groups []rulefmt.RuleGroup, order []string) []string {
 			problems = append(problems, fmt.Sprintf("group %s is not in GroupEvalOrder", g.Name))
 		}
 		for _, r := range g.Rules {
-			name := r.Record
+			names := []string{r.Record}
 			if r.Alert != "" {
-				name = "ALERTS"
+				names = []string{"ALERTS", forState, forState + "/" + r.Alert}
 			}
-			if !slices.Contains(writers[name], g.Name) {
-				writers[name] = append(writers[name], g.Name)
+			for _, name := range names {
+				if !slices.Contains(writers[name], g.Name) {
+					writers[name] = append(writers[name], g.Name)
+				}
 			}
 		}
 	}
@@ -52,6 +55,9 @@ func orderProblems(groups []rulefmt.RuleGroup, order []string) []string {
 					return nil
 				}
 				names, _ := selectorNames(vs) // exprProblems reports an unreadable selector
+				if alert := alertNameMatched(vs); len(names) == 1 && names[0] == forState && alert != "" {
+					names = []string{forState + "/" + alert} // one alert's: the bridges read their own
+				}
 				for _, name := range names {
 					for _, w := range writers[name] {
 						if w != g.Name && at[w] >= at[g.Name] {
@@ -64,6 +70,20 @@ func orderProblems(groups []rulefmt.RuleGroup, order []string) []string {
 		}
 	}
 	return problems
+}
+
+// forState is the series Prometheus keeps of each pending and firing
+// alert's activation time.
+const forState = "ALERTS_FOR_STATE"
+
+// alertNameMatched is the alertname a selector matches exactly, or "".
+func alertNameMatched(vs *parser.VectorSelector) string {
+	for _, m := range vs.LabelMatchers {
+		if m.Name == "alertname" && m.Type == labels.MatchEqual {
+			return m.Value
+		}
+	}
+	return ""
 }
 
 // TestGroupEvalOrderFollowsReads checks GroupEvalOrder against the rules,

@@ -207,11 +207,11 @@ func documentedMetrics(t *testing.T) map[string]bool {
 }
 
 // knownNames are what an expression may select: the exporter's metrics, the
-// recording rules, and Prometheus' own up and ALERTS.
+// recording rules, and Prometheus' own up, ALERTS and ALERTS_FOR_STATE.
 func knownNames(t *testing.T) map[string]bool {
 	t.Helper()
 	names := documentedMetrics(t)
-	names["up"], names["ALERTS"] = true, true
+	names["up"], names["ALERTS"], names[forState] = true, true, true
 	for _, g := range loadRules(t) {
 		for _, r := range g.Rules {
 			if r.Record != "" {
@@ -287,7 +287,7 @@ func exprProblems(expr string, names map[string]bool) []string {
 		}
 		for _, name := range read {
 			if !names[name] {
-				out = append(out, name+" is not a metric the exporter emits (docs/metrics.md), a recording rule, up or ALERTS")
+				out = append(out, name+" is not a metric the exporter emits (docs/metrics.md), a recording rule, up, ALERTS or ALERTS_FOR_STATE")
 			}
 		}
 		for _, m := range vs.LabelMatchers {

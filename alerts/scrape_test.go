@@ -52,9 +52,18 @@ func scrape(t *testing.T, dir string) []sample {
 	return scrapeTargets(t, sourcetest.Source(t, dir), replicas)
 }
 
+// buildInfo is the labels of the series the exporter's version collector
+// serves beside the collector's (cmd/ocl_exporter/serve.go), as a release
+// build sets them: the rules' scrape-gap bridges read it to know the
+// exporter scraped.
+var buildInfo = map[string]string{
+	"branch": "HEAD", "goarch": "amd64", "goos": "linux", "goversion": "go1.25.5",
+	"revision": "6544fd6", "tags": "unknown", "version": "v0.1.0",
+}
+
 // scrapeTargets is what Prometheus stores after scraping targets serving
-// src: every family the collector emits with the target labels added, plus
-// each target's up series. Sorted by series.
+// src: every family the collector emits with the target labels added, the
+// build's version, and each target's up series. Sorted by series.
 func scrapeTargets(t *testing.T, src collector.Source, targets []map[string]string) []sample {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
@@ -66,6 +75,9 @@ func scrapeTargets(t *testing.T, src collector.Source, targets []map[string]stri
 	var out []sample
 	for _, target := range targets {
 		out = append(out, sample{formatSeries("up", target), 1})
+		info := maps.Clone(target)
+		maps.Copy(info, buildInfo)
+		out = append(out, sample{formatSeries("ocl_exporter_build_info", info), 1})
 		for _, mf := range families {
 			for _, m := range mf.GetMetric() {
 				lbls := maps.Clone(target)

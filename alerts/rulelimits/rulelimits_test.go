@@ -79,7 +79,7 @@ func TestReadFollowsTheRules(t *testing.T) {
 }
 
 func TestReadNamesWhatItCannotRead(t *testing.T) {
-	const waiting = "(mosc_waiting_for_build_since_timestamp_seconds)"
+	const waiting = "machineosconfig:mosc_waiting_for_build_since_timestamp_seconds:unexplained"
 	for _, c := range []struct {
 		name string
 		fsys fstest.MapFS

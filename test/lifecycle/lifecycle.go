@@ -319,3 +319,12 @@ func setConditions(u *unstructured.Unstructured, conds []map[string]any) error {
 
 // At is the wall time of minute m.
 func (l *Lifecycle) At(m int) time.Time { return l.Start.Add(time.Duration(m) * time.Minute) }
+
+// StageBoundaries are the minutes a stage after the first starts at.
+func (l *Lifecycle) StageBoundaries() []int {
+	var out []int
+	for _, s := range l.Stages[1:] {
+		out = append(out, s.At)
+	}
+	return out
+}

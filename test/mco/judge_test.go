@@ -19,6 +19,7 @@ import (
 
 	"github.com/ocl-exporter/ocl_exporter/alerts"
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
+	"github.com/ocl-exporter/ocl_exporter/test/gaps"
 	"github.com/ocl-exporter/ocl_exporter/test/lifecycle"
 )
 
@@ -64,35 +65,38 @@ func formatSeries(name string, lbls map[string]string) string {
 	return name + "{" + strings.Join(parts, ", ") + "}"
 }
 
-// judge lays the recorded scrapes out on the lifecycle's minutes (each
+// replay lays the recorded scrapes out on the lifecycle's minutes: each
 // record holds from its minute until the next one's, the first from 0,
-// the last until the end) and
-// runs promtool on the repository's rules with the lifecycle's expected
-// alerts at every minute. Minute 0 is when the incident started, so the
-// rules that compare timestamps with time() see the incident's real
-// ages stretched to the lifecycle's.
-func judge(t *testing.T, in *incident, rulesDir string) {
-	t.Helper()
-	minutes := in.l.End + 1
-	values := map[string][]string{}
+// the last until the end. Minute 0 is when the incident started, so the
+// rules that compare timestamps with time() see the incident's real ages
+// stretched to the lifecycle's.
+func (in *incident) replay() *gaps.Replay {
+	rp := &gaps.Replay{Start: in.begin}
 	for i, r := range in.records {
-		from, until := r.at, minutes
+		from, until := r.at, in.l.End+1
 		if i == 0 {
 			from = 0 // the first record stands for the minutes before it
 		}
 		if i+1 < len(in.records) {
 			until = in.records[i+1].at
 		}
+		round := gaps.Round{}
 		for s, v := range r.series {
-			v = in.lifecycleTime(s, v)
-			if values[s] == nil {
-				values[s] = make([]string, minutes)
-			}
-			for m := from; m < until; m++ {
-				values[s][m] = strconv.FormatFloat(v, 'f', -1, 64)
-			}
+			round[s] = in.lifecycleTime(s, v)
 		}
+		rp.Append(round, until-from)
 	}
+	return rp
+}
+
+// judge runs promtool on the repository's rules over the recorded
+// scrapes (replay) with the lifecycle's expected alerts at every minute,
+// then the gap matrix over the same scrapes (gaps.Matrix): the MCO's
+// incidents must page through a scrape gap as the lifecycles do.
+func judge(t *testing.T, in *incident, rulesDir string) {
+	t.Helper()
+	rp := in.replay()
+	values := rp.Values()
 	var b bytes.Buffer
 	b.WriteString(alerts.PromtoolTestHeader(filepath.Join(rulesDir, "*rules.yaml")) + "tests:\n")
 	fmt.Fprintf(&b, "  - name: %s with the MCO deciding\n    interval: 1m\n    start_timestamp: %d\n    input_series:\n", in.l.Name, in.begin.Unix())
@@ -123,6 +127,23 @@ func judge(t *testing.T, in *incident, rulesDir string) {
 		t.Fatalf("promtool on the series the exporter served while the MCO played %s, against the lifecycle's expected alerts (test kept in %s):\n%s",
 			in.l.Name, kept, out)
 	}
+	files, err := filepath.Glob(filepath.Join(rulesDir, "*rules.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := gaps.LoadRules(files, alerts.GroupEvalOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := rules.Expected(in.l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []int
+	for _, r := range in.records[1:] {
+		steps = append(steps, r.at)
+	}
+	gaps.Matrix(t, rules, rp, want, steps)
 }
 
 // writeAlertTests checks at minute m that exactly the alerts of firing
