@@ -48,7 +48,13 @@ type bundle struct {
 
 func build(t *testing.T, dir string) *bundle {
 	t.Helper()
-	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	return buildIn(t, filesys.MakeFsOnDisk(), dir)
+}
+
+// buildIn is build on the file system fsys.
+func buildIn(t *testing.T, fsys filesys.FileSystem, dir string) *bundle {
+	t.Helper()
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, dir)
 	if err != nil {
 		t.Fatalf("kustomize build %s: %v", dir, err)
 	}

@@ -4,14 +4,18 @@ package deploy_test
 // and so which pool's rollout moves the exporter.
 
 import (
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
 // clusterNode is a node as the installer, the MCO and an administrator
@@ -166,4 +170,46 @@ func TestEveryBundleGrantsTheExporterExactlyWhatItNeeds(t *testing.T) {
 	for _, dir := range bundleDirs(t) {
 		checkExporterRBAC(t, build(t, dir))
 	}
+}
+
+// TestPlacementsCombineWithUserWorkload builds README's example of a
+// placement combined with user-workload monitoring, in a copy of deploy/:
+// two replicas, scraped as the user-workload overlay scrapes.
+func TestPlacementsCombineWithUserWorkload(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const dir = "overlays/mine"
+	_, after, ok := strings.Cut(string(readme), "`deploy/"+dir+"/kustomization.yaml`")
+	_, block, ok2 := strings.Cut(after, "```yaml\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatalf("README.md has no yaml block after deploy/%s/kustomization.yaml", dir)
+	}
+	fsys := filesys.MakeFsInMemory()
+	if err := fs.WalkDir(os.DirFS("."), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || strings.HasSuffix(p, ".go") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return fsys.WriteFile("/deploy/"+p, b)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.WriteFile("/deploy/"+dir+"/kustomization.yaml", []byte(block)); err != nil {
+		t.Fatal(err)
+	}
+	b := buildIn(t, fsys, "/deploy/"+dir)
+	if got := ptrValue(b.deployments[0].Spec.Replicas); got != 2 {
+		t.Errorf("README's %s: %d replicas, want 2", dir, got)
+	}
+	//nolint:staticcheck // SA1019: checking that the deprecated field is unset.
+	if ep := b.serviceMonitors[0].Spec.Endpoints[0]; ep.Authorization == nil || ep.BearerTokenFile != "" {
+		t.Errorf("README's %s does not scrape as the user-workload overlay does: %+v", dir, ep)
+	}
+	checkSpread(t, dir, b.deployments[0])
 }
