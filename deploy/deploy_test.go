@@ -10,6 +10,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -42,11 +43,18 @@ type bundle struct {
 	services            []*corev1.Service
 	serviceMonitors     []*monitoringv1.ServiceMonitor
 	prometheusRules     []*monitoringv1.PrometheusRule
+	disruptionBudgets   []*policyv1.PodDisruptionBudget
 }
 
 func build(t *testing.T, dir string) *bundle {
 	t.Helper()
-	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	return buildIn(t, filesys.MakeFsOnDisk(), dir)
+}
+
+// buildIn is build on the file system fsys.
+func buildIn(t *testing.T, fsys filesys.FileSystem, dir string) *bundle {
+	t.Helper()
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, dir)
 	if err != nil {
 		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
@@ -65,6 +73,11 @@ func build(t *testing.T, dir string) *bundle {
 		configMaps: map[string]*corev1.ConfigMap{}, clusterRoles: map[string]*rbacv1.ClusterRole{}, roles: map[string]*rbacv1.Role{},
 	}
 	for _, r := range m.Resources() {
+		// The Perses overlay's objects have no Go types here;
+		// perses_test.go checks them.
+		if r.GetGvk().Group == "perses.dev" {
+			continue
+		}
 		y, err := r.AsYAML()
 		if err != nil {
 			t.Fatal(err)
@@ -100,6 +113,8 @@ func build(t *testing.T, dir string) *bundle {
 			b.serviceMonitors = append(b.serviceMonitors, o)
 		case *monitoringv1.PrometheusRule:
 			b.prometheusRules = append(b.prometheusRules, o)
+		case *policyv1.PodDisruptionBudget:
+			b.disruptionBudgets = append(b.disruptionBudgets, o)
 		default:
 			t.Errorf("unexpected kind %s in the bundle", gvk)
 		}

@@ -150,6 +150,19 @@ bench-storm: $(E2E_APISERVER) $(E2E_ETCD)
 	SCALE_ETCD=$(E2E_ETCD) SCALE_KUBE_APISERVER=$(E2E_APISERVER) STORM_EVENTS=$(STORM_EVENTS) \
 		$(GO) test -tags scale -count=1 -run TestEventStorm -v -timeout 60m ./test/scale/
 
+## bench-restart: the exporter stopped (SIGTERM, as an eviction stops it)
+## and started again RESTART_ROUNDS times against a real etcd and
+## kube-apiserver holding a synthetic cluster of each size in
+## RESTART_SIZES (test/scale/restart_test.go, docs/performance.md): the old
+## process's exit, the new one's time to /readyz and to its first complete
+## scrape, and the machine's load average.
+RESTART_SIZES  ?= 2000,10000
+RESTART_ROUNDS ?= 5
+.PHONY: bench-restart
+bench-restart: $(E2E_APISERVER) $(E2E_ETCD)
+	SCALE_ETCD=$(E2E_ETCD) SCALE_KUBE_APISERVER=$(E2E_APISERVER) RESTART_SIZES=$(RESTART_SIZES) RESTART_ROUNDS=$(RESTART_ROUNDS) \
+		$(GO) test -tags scale -count=1 -run TestRestart -v -timeout 60m ./test/scale/
+
 $(E2E_KSM):
 	mkdir -p $(E2E_CACHE)
 	cd hack/kube-state-metrics && nice -n 19 $(GO) build -trimpath -o $@.tmp k8s.io/kube-state-metrics/v2

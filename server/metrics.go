@@ -27,12 +27,23 @@ var textFormat = expfmt.NewFormat(expfmt.TypeTextPlain)
 // check and re-encode the pre-rendered families on every scrape, and
 // compresses at gzip.BestSpeed: the exposition is repetitive enough that
 // it still shrinks about twentyfold, at a fifth of the default's cost.
+//
+// Until the view is complete (cfg.Readiness) a scrape fails with 503:
+// Prometheus scrapes a pod before it is ready (its discovery keeps
+// not-ready endpoints as targets), and a restarted exporter's first
+// seconds, before its first lists, would read as every problem fixed:
+// firing alerts would resolve, and page again once the view is whole. A
+// failed scrape is a gap instead (up is 0), as while the pod was away.
 func metricsHandler(cfg Config) http.Handler {
 	var inflight chan struct{}
 	if cfg.MaxRequests > 0 {
 		inflight = make(chan struct{}, cfg.MaxRequests)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cfg.Readiness != nil && !cfg.Readiness.Ready() {
+			http.Error(w, "not ready: the exporter has not read every watched resource yet (/readyz says which)", http.StatusServiceUnavailable)
+			return
+		}
 		if inflight != nil {
 			select {
 			case inflight <- struct{}{}:

@@ -46,11 +46,19 @@ func containerImages(objs []map[string]any) []string {
 }
 
 // TestManifestsCarryTheImage: `make manifests IMAGE=...` renders the base
-// and its overlays (user-workload, perses) with the exporter's image set,
-// and nothing of the placeholder.
+// and every overlay with the exporter's image set, and nothing of the
+// placeholder.
 func TestManifestsCarryTheImage(t *testing.T) {
 	root := filepath.Join("..", "..")
-	for _, dir := range []string{"deploy", "deploy/overlays/user-workload", "deploy/overlays/perses"} {
+	overlays, err := filepath.Glob(filepath.Join(root, "deploy", "overlays", "*"))
+	if err != nil || len(overlays) == 0 {
+		t.Fatalf("no deploy/overlays/*: %v", err)
+	}
+	dirs := []string{"deploy"}
+	for _, o := range overlays {
+		dirs = append(dirs, "deploy/overlays/"+filepath.Base(o))
+	}
+	for _, dir := range dirs {
 		for _, ref := range []string{
 			"quay.io/example/ocl_exporter:v0.1.0",
 			"registry.internal:5000/ops/ocl_exporter@sha256:" + strings.Repeat("ab", 32),

@@ -6,6 +6,7 @@ package e2e
 // lifecycles, and its inhibition and grouping checked on their own.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -22,11 +23,12 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
-// startAlertmanager runs Alertmanager with the shipped fragment, scaled,
-// its receivers posting to url; it stops with the test.
-func startAlertmanager(t *testing.T, dir, url string) (addr string) {
+// startAlertmanager runs Alertmanager with the shipped fragment, its
+// timers divided by scale, its receivers posting to url; it stops with the
+// test.
+func startAlertmanager(t *testing.T, dir, url string, scale time.Duration) (addr string) {
 	t.Helper()
-	amConfig, err := scaledAlertmanagerConfig(url)
+	amConfig, err := scaledAlertmanagerConfig(url, scale)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +49,9 @@ func startAlertmanager(t *testing.T, dir, url string) (addr string) {
 }
 
 // scaledAlertmanagerConfig is deploy/alertmanager/alertmanager.yaml with
-// its timers divided by timeScale and every receiver a webhook at
+// its timers divided by scale and every receiver a webhook at
 // url/<receiver>.
-func scaledAlertmanagerConfig(url string) ([]byte, error) {
+func scaledAlertmanagerConfig(url string, scale time.Duration) ([]byte, error) {
 	b, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "alertmanager", "alertmanager.yaml"))
 	if err != nil {
 		return nil, err
@@ -58,20 +60,20 @@ func scaledAlertmanagerConfig(url string) ([]byte, error) {
 	if err := sigsyaml.UnmarshalStrict(b, &cfg); err != nil {
 		return nil, err
 	}
-	var scale func(route map[string]any) error
-	scale = func(route map[string]any) error {
+	var scaleRoute func(route map[string]any) error
+	scaleRoute = func(route map[string]any) error {
 		for _, k := range []string{"group_wait", "group_interval", "repeat_interval"} {
 			if s, ok := route[k].(string); ok {
 				d, err := model.ParseDuration(s)
 				if err != nil {
 					return fmt.Errorf("%s: %w", k, err)
 				}
-				route[k] = model.Duration(time.Duration(d) / timeScale).String()
+				route[k] = model.Duration(time.Duration(d) / scale).String()
 			}
 		}
 		routes, _ := route["routes"].([]any)
 		for _, r := range routes {
-			if err := scale(r.(map[string]any)); err != nil {
+			if err := scaleRoute(r.(map[string]any)); err != nil {
 				return err
 			}
 		}
@@ -81,7 +83,7 @@ func scaledAlertmanagerConfig(url string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("no route")
 	}
-	if err := scale(route); err != nil {
+	if err := scaleRoute(route); err != nil {
 		return nil, err
 	}
 	receivers, _ := cfg["receivers"].([]any)
@@ -172,7 +174,7 @@ func TestAlertmanagerInhibition(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, url := startWebhook(t)
-			addr := startAlertmanager(t, t.TempDir(), url)
+			addr := startAlertmanager(t, t.TempDir(), url, timeScale)
 			var alerts []map[string]any
 			for _, l := range tc.post {
 				labels := map[string]string{"severity": "warning", "namespace": "openshift-machine-config-operator"}
@@ -229,19 +231,9 @@ func notHeardOrSuppressed(t *testing.T, addr string, want, heard []string) []str
 			pending = append(pending, "not heard yet: "+w)
 		}
 	}
-	resp, err := http.Get("http://" + addr + "/api/v2/alerts")
+	held, err := amAlerts(t.Context(), "http://"+addr, "")
 	if err != nil {
-		return append(pending, "Alertmanager's API: "+err.Error())
-	}
-	defer resp.Body.Close()
-	var held []struct {
-		Labels map[string]string `json:"labels"`
-		Status struct {
-			State string `json:"state"`
-		} `json:"status"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&held); err != nil {
-		return append(pending, "Alertmanager's API: "+err.Error())
+		return append(pending, err.Error())
 	}
 	for _, a := range held {
 		k := a.Labels["alertname"] + " " + a.Labels["pool"] + " " + a.Labels["node"]
@@ -259,7 +251,7 @@ func notHeardOrSuppressed(t *testing.T, addr string, want, heard []string) []str
 func TestAlertmanagerGroupsOneCause(t *testing.T) {
 	const pools = 100
 	p, url := startWebhook(t)
-	addr := startAlertmanager(t, t.TempDir(), url)
+	addr := startAlertmanager(t, t.TempDir(), url, timeScale)
 	var alerts []map[string]any
 	for i := range pools {
 		pool := fmt.Sprintf("pool-%03d", i)
@@ -303,4 +295,34 @@ func postAlerts(t *testing.T, addr string, alerts []map[string]any) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("POST /api/v2/alerts: %s", resp.Status)
 	}
+}
+
+// amAlert is an alert as Alertmanager's /api/v2/alerts reports it.
+type amAlert struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	UpdatedAt   time.Time         `json:"updatedAt"`
+	Status      struct {
+		State string `json:"state"`
+	} `json:"status"`
+}
+
+// amAlerts are the alerts Alertmanager at amURL holds that are not
+// resolved, filtered by query (its API's "active=true&silenced=false",
+// say; empty: all of them).
+func amAlerts(ctx context.Context, amURL, query string) ([]amAlert, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, amURL+"/api/v2/alerts?"+query, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("Alertmanager's API: %w", err)
+	}
+	defer resp.Body.Close()
+	var as []amAlert
+	if err := json.NewDecoder(resp.Body).Decode(&as); err != nil {
+		return nil, fmt.Errorf("Alertmanager's API: %w", err)
+	}
+	return as, nil
 }

@@ -356,21 +356,9 @@ func (m *monitoring) expectAlerts(t *testing.T, want map[string]alert, decided [
 // why that could not be read.
 func (m *monitoring) current(ctx context.Context) (firing map[string]alert, problem []string) {
 	delivered := m.snapshot()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.amURL+"/api/v2/alerts?active=true&silenced=false&inhibited=false", nil)
+	held, err := amAlerts(ctx, m.amURL, "active=true&silenced=false&inhibited=false")
 	if err != nil {
 		return delivered, []string{err.Error()}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return delivered, []string{"Alertmanager's API: " + err.Error()}
-	}
-	defer resp.Body.Close()
-	var held []struct {
-		Labels      map[string]string `json:"labels"`
-		Annotations map[string]string `json:"annotations"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&held); err != nil {
-		return delivered, []string{"Alertmanager's API: " + err.Error()}
 	}
 	firing = map[string]alert{}
 	for _, a := range held {

@@ -229,7 +229,7 @@ func startPaging(t *testing.T, target string) *paging {
 	t.Helper()
 	dir := t.TempDir()
 	p, url := startWebhook(t)
-	amAddr := startAlertmanager(t, dir, url)
+	amAddr := startAlertmanager(t, dir, url, timeScale)
 
 	rulesDir := filepath.Join(dir, "rules")
 	if err := os.MkdirAll(rulesDir, 0o755); err != nil {
@@ -240,7 +240,7 @@ func startPaging(t *testing.T, target string) *paging {
 		t.Fatalf("no alerts/*rules.yaml: %v", err)
 	}
 	for _, f := range files {
-		if err := scaleRules(f, filepath.Join(rulesDir, filepath.Base(f))); err != nil {
+		if err := scaleRules(f, filepath.Join(rulesDir, filepath.Base(f)), timeScale); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 	}
@@ -309,6 +309,13 @@ func (p *paging) checkScrapes(t *testing.T, begin time.Time) {
 	}
 }
 
+// snapshot is what the receivers were notified of until now.
+func (p *paging) snapshot() []notification {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.notifications)
+}
+
 // startWebhook records what Alertmanager posts to it; it stops with the
 // test.
 func startWebhook(t *testing.T) (p *paging, url string) {
@@ -339,8 +346,8 @@ var rangeSelector = regexp.MustCompile(`\[(\d+[smhdw])\]`)
 
 // scaleRules copies a rule file with every for and every range of an
 // alert's expression (changes(x[1h]) counts an hour of the lifecycle)
-// divided by timeScale, and the alerts that compare with time() left out.
-func scaleRules(from, to string) error {
+// divided by scale, and the alerts that compare with time() left out.
+func scaleRules(from, to string, scale time.Duration) error {
 	return editRules(from, to, func(_ string, r map[string]any) (bool, error) {
 		expr, _ := r["expr"].(string)
 		if strings.Contains(expr, "time()") {
@@ -350,7 +357,7 @@ func scaleRules(from, to string) error {
 		r["expr"] = rangeSelector.ReplaceAllStringFunc(expr, func(m string) string {
 			d, err := model.ParseDuration(m[1 : len(m)-1])
 			rangeErr = cmp.Or(rangeErr, err)
-			return "[" + model.Duration(time.Duration(d)/timeScale).String() + "]"
+			return "[" + model.Duration(time.Duration(d)/scale).String() + "]"
 		})
 		if rangeErr != nil {
 			return false, fmt.Errorf("expr: %w", rangeErr)
@@ -361,7 +368,7 @@ func scaleRules(from, to string) error {
 				if err != nil {
 					return false, fmt.Errorf("%s: %w", k, err)
 				}
-				r[k] = model.Duration(time.Duration(d) / timeScale).String()
+				r[k] = model.Duration(time.Duration(d) / scale).String()
 			}
 		}
 		return true, nil
@@ -377,9 +384,7 @@ func checkNotifications(t *testing.T, l *lifecycle.Lifecycle, p *paging, begin t
 	deadline := time.Now().Add(settle)
 	var ns []notification
 	for {
-		p.mu.Lock()
-		ns = slices.Clone(p.notifications)
-		p.mu.Unlock()
+		ns = p.snapshot()
 		if allResolved(ns) || time.Now().After(deadline) {
 			break
 		}

@@ -13,12 +13,12 @@ import (
 )
 
 // TestManifestsApply: what `make manifests IMAGE=...` writes, for the
-// base and the user-workload overlay, passes the real API server's strict
-// validation object by object (server-side dry run, as `make deploy`'s
-// apply would send it), with the image set on the exporter's container.
-// The Perses overlay's needs the Perses CRDs: TestPersesOverlay checks it.
+// base and every overlay, passes the real API server's strict validation
+// object by object (server-side dry run, as `make deploy`'s apply would
+// send it), with the image set on the exporter's container. The Perses
+// overlay's needs the Perses CRDs: TestPersesOverlay checks it.
 func TestManifestsApply(t *testing.T) {
-	for _, bundle := range []string{"deploy", "deploy/overlays/user-workload"} {
+	for _, bundle := range bundleDirs(t) {
 		t.Run(filepath.Base(bundle), func(t *testing.T) { manifestsApply(t, bundle) })
 	}
 }
@@ -29,7 +29,7 @@ func manifestsApply(t *testing.T, bundle string) {
 	t.Helper()
 	const image = "quay.io/example/ocl_exporter:v0.1.0"
 	out := filepath.Join(t.TempDir(), "ocl-exporter.yaml")
-	cmd := exec.CommandContext(t.Context(), "go", "run", "./hack/bundle", "-manifests="+out, "-dir="+bundle, "-image="+image)
+	cmd := exec.CommandContext(t.Context(), "go", "run", "./hack/bundle", "-manifests="+out, "-dir="+filepath.ToSlash(bundle), "-image="+image)
 	cmd.Dir = repoRoot
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make manifests BUNDLE=%s: %v\n%s", bundle, err, b)
@@ -58,3 +58,25 @@ func manifestsApply(t *testing.T, bundle string) {
 		t.Errorf("%d Deployments, want the exporter's", deployments)
 	}
 }
+
+// bundleDirs are deploy/ and each of its overlays, relative to the
+// repository's root (what `make manifests BUNDLE=...` takes), but the
+// overlays whose objects need CRDs the suite installs in their own test.
+func bundleDirs(t *testing.T) []string {
+	t.Helper()
+	overlays, err := filepath.Glob(filepath.Join(repoRoot, "deploy", "overlays", "*"))
+	if err != nil || len(overlays) == 0 {
+		t.Fatalf("no deploy/overlays/*: %v", err)
+	}
+	dirs := []string{"deploy"}
+	for _, o := range overlays {
+		if ownCRDs[filepath.Base(o)] == "" {
+			dirs = append(dirs, filepath.Join("deploy", "overlays", filepath.Base(o)))
+		}
+	}
+	return dirs
+}
+
+// ownCRDs are the overlays that need CRDs beyond the Prometheus Operator's,
+// by the test that installs them and applies the overlay.
+var ownCRDs = map[string]string{"perses": "TestPersesOverlay"}

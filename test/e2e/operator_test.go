@@ -140,26 +140,30 @@ func kustomizeBuild(dir string) ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
-// TestUserWorkloadOverlayApplies: every object of the user-workload
-// overlay passes the real API server's validation, the monitoring.coreos.com
-// ones against the Prometheus Operator's CRDs, strictly (server-side dry
-// run: the suite runs with the base applied).
-func TestUserWorkloadOverlayApplies(t *testing.T) {
-	objs, err := kustomizeBuild(filepath.Join(repoRoot, "deploy", "overlays", "user-workload"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds := map[string]bool{}
-	for _, u := range objs {
-		kinds[u.GetKind()] = true
-		if err := env.kube.Apply(t.Context(), u, true); err != nil {
-			t.Errorf("deploy/overlays/user-workload %s %s: %v", u.GetKind(), objectName(u), err)
-		}
-	}
-	for _, k := range []string{"ServiceMonitor", "PrometheusRule"} {
-		if !kinds[k] {
-			t.Errorf("the overlay has no %s", k)
-		}
+// TestOverlaysApply: every object of every overlay passes the real API
+// server's validation, the monitoring.coreos.com ones against the
+// Prometheus Operator's CRDs, strictly (server-side dry run: the suite
+// runs with the base applied).
+func TestOverlaysApply(t *testing.T) {
+	for _, dir := range bundleDirs(t)[1:] {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			objs, err := kustomizeBuild(filepath.Join(repoRoot, dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[string]bool{}
+			for _, u := range objs {
+				kinds[u.GetKind()] = true
+				if err := env.kube.Apply(t.Context(), u, true); err != nil {
+					t.Errorf("%s %s %s: %v", dir, u.GetKind(), objectName(u), err)
+				}
+			}
+			for _, k := range []string{"Deployment", "ServiceMonitor", "PrometheusRule"} {
+				if !kinds[k] {
+					t.Errorf("%s has no %s", dir, k)
+				}
+			}
+		})
 	}
 }
 
@@ -330,7 +334,7 @@ func TestPrometheusOperator(t *testing.T) {
 
 	addr, _ := startBundleExporter(t, dir, serviceCA)
 	publishEndpoints(t, addr)
-	platformPrometheus(t, serviceCA)
+	platformPrometheus(t, serviceCA, nil)
 	op := startOperator(t, dir)
 	g := waitGenerated(t, op, monitors, []string{ns + "/" + rule.GetName()})
 	if err := os.WriteFile(filepath.Join(dir, "operator-generated.yaml"), []byte(g.config), 0o600); err != nil {

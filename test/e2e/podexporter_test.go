@@ -20,6 +20,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
@@ -52,21 +53,34 @@ func (p pod) relocate(text string, mounts ...string) string {
 	return text
 }
 
-// startBundleExporter runs the exporter as deploy/'s Deployment does: its
-// arguments, its web configuration from the bundle's ConfigMap and the
-// serving certificate the service CA would write into the Secret the
-// Service's annotation names, for <service>.<namespace>.svc. It listens on
-// loopback; the Service's endpoints point there (no kubelet runs).
+// startBundleExporter runs the exporter as deploy/'s Deployment does (see
+// runPod), with the serving certificate the service CA would write into
+// the Secret the Service's annotation names, for <service>.<namespace>.svc.
+// It listens on loopback; the Service's endpoints point there (no kubelet
+// runs).
 func startBundleExporter(t *testing.T, dir string, serviceCA *cluster.CA) (addr string, client *http.Client) {
 	t.Helper()
-	ctx := t.Context()
+	client = tlsClient(serviceCA, servingCertificate(t, serviceCA))
+	addr, proc := runPod(t, dir, "ocl_exporter-bundle", bundleObject(t, "Deployment", cluster.ExporterNamespace, "ocl-exporter"))
+	if err := cluster.WaitHTTP(proc, client, "https://"+addr+"/readyz", "", time.Minute); err != nil {
+		t.Fatalf("the exporter as deploy/ runs it: %v", err)
+	}
+	return addr, client
+}
+
+// servingCertificate writes what the service CA would for the bundle's
+// Service: a certificate for <service>.<namespace>.svc in the Secret the
+// Service's annotation names, deleted when the test ends. It returns that
+// name.
+func servingCertificate(t *testing.T, serviceCA *cluster.CA) (serverName string) {
+	t.Helper()
 	ns := cluster.ExporterNamespace
 	svc := bundleObject(t, "Service", ns, "ocl-exporter")
 	secretName := svc.GetAnnotations()["service.beta.openshift.io/serving-cert-secret-name"]
 	if secretName == "" {
 		t.Fatal("the Service has no service.beta.openshift.io/serving-cert-secret-name: no serving certificate")
 	}
-	serverName := svc.GetName() + "." + ns + ".svc"
+	serverName = svc.GetName() + "." + ns + ".svc"
 	crt, key, err := serviceCA.Issue([]string{serverName, serverName + ".cluster.local"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -76,14 +90,31 @@ func startBundleExporter(t *testing.T, dir string, serviceCA *cluster.CA) (addr 
 		Type:       corev1.SecretTypeTLS,
 		Data:       map[string][]byte{"tls.crt": crt, "tls.key": key},
 	}
-	if _, err := env.kube.CS.CoreV1().Secrets(ns).Create(ctx, tlsSecret, metav1.CreateOptions{}); err != nil {
+	if _, err := env.kube.CS.CoreV1().Secrets(ns).Create(t.Context(), tlsSecret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = env.kube.CS.CoreV1().Secrets(ns).Delete(context.Background(), secretName, metav1.DeleteOptions{})
 	})
+	return serverName
+}
 
-	dep := bundleObject(t, "Deployment", ns, "ocl-exporter")
+// tlsClient checks the exporter's serving certificate against the service
+// CA, for serverName, as Prometheus does.
+func tlsClient(serviceCA *cluster.CA, serverName string) *http.Client {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(serviceCA.PEM)
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: serverName}}}
+}
+
+// runPod starts the exporter as a pod of the Deployment dep runs it: its
+// arguments and its web configuration, from the files its volumes would
+// mount (written under dir/<name>-pod), on a free loopback port instead
+// of its container port. It stops with the test; it is not ready yet.
+func runPod(t *testing.T, dir, name string, dep *unstructured.Unstructured) (addr string, proc *cluster.Proc) {
+	t.Helper()
+	ctx := t.Context()
+	ns := dep.GetNamespace()
 	var spec struct {
 		Template struct {
 			Spec corev1.PodSpec `json:"spec"`
@@ -97,7 +128,7 @@ func startBundleExporter(t *testing.T, dir string, serviceCA *cluster.CA) (addr 
 		t.Fatalf("the Deployment has %d containers, the test runs one", len(ps.Containers))
 	}
 	c := ps.Containers[0]
-	p := pod{root: filepath.Join(dir, "exporter-pod")}
+	p := pod{root: filepath.Join(dir, name+"-pod")}
 	var mounts []string
 	for _, vm := range c.VolumeMounts {
 		i := slices.IndexFunc(ps.Volumes, func(v corev1.Volume) bool { return v.Name == vm.Name })
@@ -144,7 +175,7 @@ func startBundleExporter(t *testing.T, dir string, serviceCA *cluster.CA) (addr 
 			}
 		}
 	}
-	addr, err = cluster.FreeAddress()
+	addr, err := cluster.FreeAddress()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,18 +185,12 @@ func startBundleExporter(t *testing.T, dir string, serviceCA *cluster.CA) (addr 
 			args = append(args, p.relocate(a, mounts...))
 		}
 	}
-	proc, err := cluster.StartProc(dir, "ocl_exporter-bundle", env.exporterBin, args...)
+	proc, err = cluster.StartProc(dir, name, env.exporterBin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(proc.Stop)
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(serviceCA.PEM)
-	client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: serverName}}}
-	if err := cluster.WaitHTTP(proc, client, "https://"+addr+"/readyz", "", time.Minute); err != nil {
-		t.Fatalf("the exporter as deploy/ runs it (%q): %v", args, err)
-	}
-	return addr, client
+	return addr, proc
 }
 
 // runtimeConvert decodes an unstructured value into a typed one.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -33,18 +36,34 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
-// podFQDN names the exporter's pod in its EndpointSlice. The API server
+// podDomain holds the pods' names in their EndpointSlices. The API server
 // refuses loopback IPs in Endpoints and EndpointSlices, and only dotted
 // names in FQDN slices, none of which resolves to loopback here; so the
-// Prometheus configuration maps this one name to 127.0.0.1 (runGenerated),
-// as a hosts file entry would. The .invalid domain never resolves
-// elsewhere.
-const podFQDN = "ocl-exporter-0.e2e.invalid"
+// Prometheus configuration maps the names of this domain to 127.0.0.1
+// (runGenerated), as a hosts file entry would. The .invalid domain never
+// resolves elsewhere.
+const podDomain = "e2e.invalid"
+
+// podFQDN names the exporter's pod in its EndpointSlice.
+const podFQDN = "ocl-exporter-0." + podDomain
 
 // publishEndpoints writes what the EndpointSlice controller would for the
-// Service with its pod at podFQDN and the exporter's port, with the
-// Service's port names. No controller runs here.
+// Service with its pod at podFQDN and the exporter's port. No controller
+// runs here.
 func publishEndpoints(t *testing.T, addr string) {
+	t.Helper()
+	u := endpointSlice(t, "e2e", podFQDN, addr, nil, true)
+	if err := env.kube.Create(t.Context(), u); err != nil {
+		t.Fatalf("EndpointSlice for the exporter at %s: %v", addr, err)
+	}
+	t.Cleanup(func() { _ = env.kube.Remove(context.Background(), u) })
+}
+
+// endpointSlice is the EndpointSlice <service>-<suffix> the controller
+// writes for one pod of the bundle's Service: the pod at fqdn, with the
+// port of addr under the Service's port names, the pod (when given) as
+// its target, ready or not.
+func endpointSlice(t *testing.T, suffix, fqdn, addr string, pod *corev1.Pod, ready bool) *unstructured.Unstructured {
 	t.Helper()
 	_, portStr, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(portStr)
@@ -57,31 +76,47 @@ func publishEndpoints(t *testing.T, addr string) {
 	for _, sp := range spec.Ports {
 		ports = append(ports, map[string]any{"name": sp.Name, "port": int64(port), "protocol": "TCP"})
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{
+	endpoint := map[string]any{"addresses": []any{fqdn}, "conditions": map[string]any{"ready": ready}}
+	if pod != nil {
+		endpoint["targetRef"] = map[string]any{"kind": "Pod", "name": pod.Name, "namespace": pod.Namespace, "uid": string(pod.UID)}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-		"metadata": map[string]any{"name": svc.GetName() + "-e2e", "namespace": svc.GetNamespace(),
+		"metadata": map[string]any{"name": svc.GetName() + "-" + suffix, "namespace": svc.GetNamespace(),
 			"labels": map[string]any{"kubernetes.io/service-name": svc.GetName()}},
 		"addressType": "FQDN",
-		"endpoints":   []any{map[string]any{"addresses": []any{podFQDN}, "conditions": map[string]any{"ready": true}}},
+		"endpoints":   []any{endpoint},
 		"ports":       ports,
 	}}
-	if err := env.kube.Create(t.Context(), u); err != nil {
-		t.Fatalf("EndpointSlice for the exporter at %s: %v", addr, err)
-	}
-	t.Cleanup(func() { _ = env.kube.Remove(context.Background(), u) })
 }
 
 // platformPrometheus creates the platform monitoring stack's Prometheus
 // resource as cluster-monitoring-operator does (jsonnet/components/
 // prometheus.libsonnet): every ServiceMonitor and PrometheusRule of the
 // namespaces labelled openshift.io/cluster-monitoring=true, the service CA
-// bundle mounted from a ConfigMap. The intervals are the test's, the
-// version is the Prometheus the suite runs, and the service discovery
-// reads EndpointSlices (see publishEndpoints).
-func platformPrometheus(t *testing.T, serviceCA *cluster.CA) {
+// bundle mounted from a ConfigMap. The version is the Prometheus the suite
+// runs, and the service discovery reads EndpointSlices (see
+// publishEndpoints); the intervals are the test's, 5s and 1s, unless spec
+// sets them: its fields replace the resource's.
+func platformPrometheus(t *testing.T, serviceCA *cluster.CA, spec map[string]any) {
 	t.Helper()
 	ctx := t.Context()
 	nsSelector := map[string]any{"matchLabels": map[string]any{clusterMonitoringLabel: "true"}}
+	prometheus := map[string]any{
+		"version":                         "v" + operatorPrometheus,
+		"serviceAccountName":              prometheusSA,
+		"configMaps":                      []any{serviceCABundle},
+		"serviceMonitorSelector":          map[string]any{},
+		"serviceMonitorNamespaceSelector": nsSelector,
+		"podMonitorNamespaceSelector":     nsSelector,
+		"probeNamespaceSelector":          nsSelector,
+		"ruleSelector":                    map[string]any{},
+		"ruleNamespaceSelector":           nsSelector,
+		"serviceDiscoveryRole":            "EndpointSlice",
+		"scrapeInterval":                  "5s",
+		"evaluationInterval":              "1s",
+	}
+	maps.Copy(prometheus, spec)
 	objs := []*unstructured.Unstructured{
 		{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
 			"metadata": map[string]any{"name": monitoringNamespace, "labels": map[string]any{clusterMonitoringLabel: "true"}}}},
@@ -92,20 +127,7 @@ func platformPrometheus(t *testing.T, serviceCA *cluster.CA) {
 			"data":     map[string]any{"service-ca.crt": string(serviceCA.PEM)}}},
 		{Object: map[string]any{"apiVersion": "monitoring.coreos.com/v1", "kind": "Prometheus",
 			"metadata": map[string]any{"name": prometheusName, "namespace": monitoringNamespace},
-			"spec": map[string]any{
-				"version":                         "v" + operatorPrometheus,
-				"serviceAccountName":              prometheusSA,
-				"configMaps":                      []any{serviceCABundle},
-				"serviceMonitorSelector":          map[string]any{},
-				"serviceMonitorNamespaceSelector": nsSelector,
-				"podMonitorNamespaceSelector":     nsSelector,
-				"probeNamespaceSelector":          nsSelector,
-				"ruleSelector":                    map[string]any{},
-				"ruleNamespaceSelector":           nsSelector,
-				"serviceDiscoveryRole":            "EndpointSlice",
-				"scrapeInterval":                  "5s",
-				"evaluationInterval":              "1s",
-			}}},
+			"spec":     prometheus}},
 	}
 	for _, u := range objs {
 		if err := env.kube.Create(ctx, u); err != nil && (u.GetKind() != "Namespace" || !apierrors.IsAlreadyExists(err)) {
@@ -113,6 +135,31 @@ func platformPrometheus(t *testing.T, serviceCA *cluster.CA) {
 		}
 		if u.GetKind() != "Namespace" { // no namespace controller would finalize it
 			t.Cleanup(func() { _ = env.kube.Remove(context.Background(), u) })
+		}
+	}
+	t.Cleanup(collectGenerated)
+}
+
+// collectGenerated deletes what the operator wrote for the Prometheus (its
+// configuration and rule files, its StatefulSet), as the garbage collector
+// would once the resource is gone: the next test's operator must not find
+// this test's configuration. The operator has stopped by then (started
+// later, it stops first).
+func collectGenerated() {
+	ctx := context.Background()
+	for _, gvr := range []schema.GroupVersionResource{
+		{Version: "v1", Resource: "secrets"}, {Version: "v1", Resource: "configmaps"},
+		{Group: "apps", Version: "v1", Resource: "statefulsets"},
+	} {
+		ri := env.kube.Dyn.Resource(gvr).Namespace(monitoringNamespace)
+		l, err := ri.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue
+		}
+		for _, o := range l.Items {
+			if slices.ContainsFunc(o.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.Kind == "Prometheus" && r.Name == prometheusName }) {
+				_ = ri.Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			}
 		}
 	}
 }
@@ -140,6 +187,24 @@ const (
 // 0s, as in startMonitoring: the test sees what fires once it has waited.
 func runGenerated(t *testing.T, dir string, g generated) (promURL string) {
 	t.Helper()
+	return startGenerated(t, dir, g, generatedOptions{}).url
+}
+
+// generatedOptions is what a test changes in what startGenerated runs.
+type generatedOptions struct {
+	// rules copies an operator rule file into the pod's rule directory;
+	// unset, with every for: at 0s (rewriteRules).
+	rules func(from, to string) error
+	// config edits the configuration, last.
+	config func(cfg map[string]any)
+	// args are flags added to the command line.
+	args []string
+}
+
+// startGenerated is runGenerated with o's changes; the Prometheus it
+// returns may be stopped and started again on the same storage.
+func startGenerated(t *testing.T, dir string, g generated, o generatedOptions) *prometheusProc {
+	t.Helper()
 	ctx := t.Context()
 	p := pod{root: filepath.Join(dir, "prometheus-pod")}
 	expiry := int64(3600)
@@ -160,7 +225,9 @@ func runGenerated(t *testing.T, dir string, g generated) (promURL string) {
 	for k, v := range cm.Data {
 		files[configMapsMount+serviceCABundle+"/"+k] = []byte(v)
 	}
-	rules := map[string]rule{}
+	if o.rules == nil {
+		o.rules = func(from, to string) error { return rewriteRules(from, to, map[string]rule{}) }
+	}
 	if err := os.MkdirAll(p.path(rulesMount+"prometheus-"+prometheusName+"-rulefiles-0"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +236,7 @@ func runGenerated(t *testing.T, dir string, g generated) (promURL string) {
 		if err := os.WriteFile(raw, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := rewriteRules(raw, p.path(rulesMount+"prometheus-"+prometheusName+"-rulefiles-0/"+name), rules); err != nil {
+		if err := o.rules(raw, p.path(rulesMount+"prometheus-"+prometheusName+"-rulefiles-0/"+name)); err != nil {
 			t.Fatalf("operator rule file %s: %v", name, err)
 		}
 	}
@@ -210,11 +277,14 @@ func runGenerated(t *testing.T, dir string, g generated) (promURL string) {
 			relabel, _ := job["relabel_configs"].([]any)
 			job["relabel_configs"] = append(relabel, map[string]any{
 				"source_labels": []any{"__address__"},
-				"regex":         regexp.QuoteMeta(podFQDN) + ":(\\d+)",
+				"regex":         `[a-z0-9.-]+\.` + regexp.QuoteMeta(podDomain) + `:(\d+)`,
 				"target_label":  "__address__",
 				"replacement":   "127.0.0.1:$1",
 			})
 		}
+	}
+	if o.config != nil {
+		o.config(cfg)
 	}
 	out, err := sigsyaml.Marshal(cfg)
 	if err != nil {
@@ -232,17 +302,38 @@ func runGenerated(t *testing.T, dir string, g generated) (promURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proc, err := cluster.StartProc(dir, "prometheus-generated", bin,
-		"--config.file", configFile, "--storage.tsdb.path", filepath.Join(dir, "prometheus-generated-data"), "--web.listen-address", addr)
+	prom := &prometheusProc{dir: dir, url: "http://" + addr, args: append([]string{"--config.file", configFile,
+		"--storage.tsdb.path", filepath.Join(dir, "prometheus-generated-data"), "--web.listen-address", addr}, o.args...)}
+	t.Cleanup(prom.stop)
+	if err := prom.start(); err != nil {
+		t.Fatal(err)
+	}
+	return prom
+}
+
+// prometheusProc is the suite's Prometheus 3.5 run with a command line a
+// test may stop and start again, on the same storage.
+type prometheusProc struct {
+	dir, url string
+	args     []string
+	proc     *cluster.Proc
+}
+
+// start runs Prometheus and waits until it is ready.
+func (p *prometheusProc) start() error {
+	proc, err := cluster.StartProc(p.dir, "prometheus-generated", tools["E2E_OPERATOR_PROMETHEUS"], p.args...)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	t.Cleanup(proc.Stop)
-	promURL = "http://" + addr
-	if err := cluster.WaitHTTP(proc, http.DefaultClient, promURL+"/-/ready", "", time.Minute); err != nil {
-		t.Fatal(err)
+	p.proc = proc
+	return cluster.WaitHTTP(proc, http.DefaultClient, p.url+"/-/ready", "", time.Minute)
+}
+
+// stop asks Prometheus to terminate, as the kubelet does, and waits.
+func (p *prometheusProc) stop() {
+	if p.proc != nil {
+		p.proc.Stop()
 	}
-	return promURL
 }
 
 // target is a scrape target as /api/v1/targets reports it.

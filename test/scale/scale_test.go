@@ -138,13 +138,7 @@ func TestScale(t *testing.T) {
 	}
 	c, k := startCluster(t, dir, bins["SCALE_ETCD"], bins["SCALE_KUBE_APISERVER"],
 		"--audit-policy-file", filepath.Join(dir, "audit-policy.yaml"), "--audit-log-path", audit)
-	exporterBin := filepath.Join(dir, Ours)
-	// Stripped, as make build and the image build it.
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", exporterBin, "./cmd/ocl_exporter")
-	build.Dir, build.Env = repoRoot, append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	exporterBin := buildExporter(t, dir)
 	bin, err := os.Stat(exporterBin)
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +184,19 @@ func TestScale(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// buildExporter builds cmd/ocl_exporter into dir, stripped, as make build
+// and the image build it.
+func buildExporter(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, Ours)
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/ocl_exporter")
+	build.Dir, build.Env = repoRoot, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // maxBinaryBytes bounds the stripped binary: 26 MB once it linked only the
