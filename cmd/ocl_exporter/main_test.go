@@ -45,11 +45,18 @@ func startExporter(t *testing.T, args ...string) string {
 // enables TLS) and the client that speaks it.
 func startExporterOver(t *testing.T, scheme string, client *http.Client, args ...string) string {
 	t.Helper()
+	return startExporterLogging(t, scheme, client, io.Discard, args...)
+}
+
+// startExporterLogging is startExporterOver with the exporter's log
+// (warnings and errors) written to log.
+func startExporterLogging(t *testing.T, scheme string, client *http.Client, log io.Writer, args ...string) string {
+	t.Helper()
 	addr := freeAddress(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		errc <- run(ctx, append(args, "--web.listen-address="+addr, "--log.level=warn"), io.Discard)
+		errc <- run(ctx, append(args, "--web.listen-address="+addr, "--log.level=warn"), log)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -47,7 +47,7 @@ const renderPoll = 100 * time.Millisecond
 // configuration fails before the first informer starts.
 func runServe(ctx context.Context, o *options, logger *slog.Logger) error {
 	tuneGC()
-	webConfig, err := loadWebConfig(o.web)
+	webConfig, err := loadWebConfig(o.web, logger)
 	if err != nil {
 		return err
 	}
@@ -187,11 +187,11 @@ func unreachable(ctx context.Context, src *source.Source, host string) error {
 // exporter-toolkit is pointed at (server.WebConfig); nil without one.
 // Checked here, not with the flags: the file is mounted only where the
 // exporter runs.
-func loadWebConfig(flags *web.FlagConfig) (*server.WebConfig, error) {
+func loadWebConfig(flags *web.FlagConfig, logger *slog.Logger) (*server.WebConfig, error) {
 	if *flags.WebConfigFile == "" {
 		return nil, nil
 	}
-	w, err := server.LoadWebConfig(*flags.WebConfigFile, maxWebConfigBytes)
+	w, err := server.LoadWebConfig(*flags.WebConfigFile, maxWebConfigBytes, logger)
 	if err != nil {
 		return nil, flagError("web.config.file", "%v", err)
 	}
