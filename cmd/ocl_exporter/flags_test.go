@@ -49,6 +49,10 @@ func TestBadFlagsFailNamingTheFlag(t *testing.T) {
 		{[]string{"--kubeconfig=" + fifo}, `--kubeconfig: open ` + fifo + `: a FIFO, not a regular file`},
 		{[]string{"--kubeconfig=" + dir}, "a directory, not a regular file"},
 		{[]string{"--kubeconfig=/dev/zero"}, "--kubeconfig: open /dev/zero: a character device, not a regular file"},
+		// The markdown report would carry a javascript: link.
+		{[]string{"diagnose", "--example", "--web.runbook-url=https://x.example/a)[b](javascript:alert(1))/"}, "want an http(s) URL ending in /, without"},
+		{[]string{"--web.runbook-url=https://x.example/a b/"}, "want an http(s) URL ending in /, without"},
+		{[]string{"--web.runbook-url=https://x.example/<b>/"}, "want an http(s) URL ending in /, without"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			err := runWithin(t, tc.args)
