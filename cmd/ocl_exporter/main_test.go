@@ -86,7 +86,20 @@ func startExporterLogging(t *testing.T, scheme string, client *http.Client, log 
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	return getAccepting(t, url, "")
+}
+
+// getAccepting is get with an Accept header ("" for none).
+func getAccepting(t *testing.T, url, accept string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
