@@ -54,6 +54,15 @@ const (
 	statusMaxPools = 200
 )
 
+// StatusHandler serves the /status page of report, the diagnosis of the
+// current view; generation counts changes of the view: the page is
+// rendered again only when it moved, or after statusMaxAge (without it,
+// at every request). One handler serves every listener, so its pace and
+// its cache are shared.
+func StatusHandler(report func() *diagnose.Report, generation func() uint64, logger *slog.Logger) http.Handler {
+	return statusPage(report, generation, logger)
+}
+
 // statusPage diagnoses the view from the informer caches (no API call)
 // and renders it without JavaScript, at most once per change of the view
 // (generation) and statusMaxAge, compressed once for the clients that take
