@@ -2,7 +2,6 @@ package server
 
 import (
 	"cmp"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -90,13 +89,11 @@ func (w *WebConfig) Reload() (*WebConfig, error) {
 	return next, nil
 }
 
-// parseWebConfig parses a web config as exporter-toolkit does (its
-// defaults, strict YAML), files resolved from dir.
+// parseWebConfig parses a web config as exporter-toolkit does (strict
+// YAML), files resolved from dir; its defaults are left out, the same on
+// both sides of serves' comparison.
 func parseWebConfig(b []byte, dir string) (*web.Config, error) {
-	c := &web.Config{
-		TLSConfig:  web.TLSConfig{MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13, PreferServerCipherSuites: true},
-		HTTPConfig: web.HTTPConfig{HTTP2: true},
-	}
+	c := &web.Config{}
 	if err := yaml2.UnmarshalStrict(b, c); err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func writeServingCert(t *testing.T, dir string) []byte {
 // named by copies of them; the rest is kept as written.
 func TestWebConfigCopyNamesTheSameFiles(t *testing.T) {
 	dir := t.TempDir()
-	caPEM := writeServingCert(t, filepath.Join(dir))
+	caPEM := writeServingCert(t, dir)
 	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), caPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}

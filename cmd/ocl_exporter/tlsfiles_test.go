@@ -7,10 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
 // servedSerial is the serial number of the certificate a new TLS
@@ -36,7 +37,7 @@ func (f *tlsFiles) servedSerial(addr string) (string, error) {
 func TestTLSFilesAreReadAsRegularFiles(t *testing.T) {
 	f := newTLSFiles(t)
 	f.write(t, tlsConfig)
-	var log lockedBuffer
+	var log cluster.SyncBuffer
 	secure := startExporterLogging(t, "https", f.https, &log, "--example", "--web.config.file="+f.config)
 	addr := secure[len("https://"):]
 	first, err := f.servedSerial(addr)
@@ -102,21 +103,3 @@ func TestTLSFilesAreReadAsRegularFiles(t *testing.T) {
 
 // refused is what the exporter logs when a TLS file is not read again.
 const refused = "the web config's TLS file was not read again"
-
-// lockedBuffer is a log written by the exporter and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}

@@ -64,7 +64,11 @@ replace k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.34.3
 
 replace k8s.io/sample-controller => k8s.io/sample-controller v0.34.3
 
-require k8s.io/kubernetes v1.34.3
+require (
+	k8s.io/apimachinery v0.34.3
+	k8s.io/kubelet v0.34.3
+	k8s.io/kubernetes v1.34.3
+)
 
 require (
 	cel.dev/expr v0.24.0 // indirect
@@ -178,7 +182,6 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/api v0.34.3 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
-	k8s.io/apimachinery v0.34.3 // indirect
 	k8s.io/apiserver v0.34.3 // indirect
 	k8s.io/cli-runtime v0.34.3 // indirect
 	k8s.io/client-go v0.34.3 // indirect
@@ -196,7 +199,6 @@ require (
 	k8s.io/kube-aggregator v0.0.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20250710124328-f3f2b991d03b // indirect
 	k8s.io/kubectl v0.0.0 // indirect
-	k8s.io/kubelet v0.34.3 // indirect
 	k8s.io/metrics v0.34.3 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/pod-security-admission v0.0.0 // indirect

@@ -318,7 +318,7 @@ func TestPrometheusOperator(t *testing.T) {
 		monitors = append(monitors, ns+"/"+bad.GetName())
 	}
 
-	addr, _ := startBundleExporter(t, dir, serviceCA)
+	addr := startBundleExporter(t, dir, serviceCA).addr
 	publishEndpoints(t, addr)
 	platformPrometheus(t, serviceCA)
 	op := startOperator(t, dir)

@@ -52,12 +52,22 @@ func (p pod) relocate(text string, mounts ...string) string {
 	return text
 }
 
+// bundleExporter is the exporter run as deploy/'s Deployment runs it.
+type bundleExporter struct {
+	// addr is its --web.listen-address, which client (the service CA's,
+	// for the Service's name) speaks to; portForward its
+	// --web.port-forward-address. Both are free loopback addresses of
+	// this machine, in place of the pod's ports.
+	addr, portForward string
+	client            *http.Client
+}
+
 // startBundleExporter runs the exporter as deploy/'s Deployment does: its
 // arguments, its web configuration from the bundle's ConfigMap and the
 // serving certificate the service CA would write into the Secret the
 // Service's annotation names, for <service>.<namespace>.svc. It listens on
 // loopback; the Service's endpoints point there (no kubelet runs).
-func startBundleExporter(t *testing.T, dir string, serviceCA *cluster.CA) (addr string, client *http.Client) {
+func startBundleExporter(t *testing.T, dir string, serviceCA *cluster.CA) bundleExporter {
 	t.Helper()
 	ctx := t.Context()
 	ns := cluster.ExporterNamespace
@@ -144,13 +154,19 @@ func startBundleExporter(t *testing.T, dir string, serviceCA *cluster.CA) (addr 
 			}
 		}
 	}
-	addr, err = cluster.FreeAddress()
+	ports, err := cluster.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--kubeconfig", env.cluster.ExporterKubeconfig, "--web.listen-address=" + addr}
+	e := bundleExporter{addr: "127.0.0.1:" + ports[0]}
+	args := []string{"--kubeconfig", env.cluster.ExporterKubeconfig, "--web.listen-address=" + e.addr}
 	for _, a := range c.Args {
-		if !strings.HasPrefix(a, "--web.listen-address") {
+		switch {
+		case strings.HasPrefix(a, "--web.listen-address"):
+		case strings.HasPrefix(a, "--web.port-forward-address="):
+			e.portForward = "127.0.0.1:" + ports[1]
+			args = append(args, "--web.port-forward-address="+e.portForward)
+		default:
 			args = append(args, p.relocate(a, mounts...))
 		}
 	}
@@ -161,11 +177,11 @@ func startBundleExporter(t *testing.T, dir string, serviceCA *cluster.CA) (addr 
 	t.Cleanup(proc.Stop)
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(serviceCA.PEM)
-	client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: serverName}}}
-	if err := cluster.WaitHTTP(proc, client, "https://"+addr+"/readyz", "", time.Minute); err != nil {
+	e.client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: serverName}}}
+	if err := cluster.WaitHTTP(proc, e.client, "https://"+e.addr+"/readyz", "", time.Minute); err != nil {
 		t.Fatalf("the exporter as deploy/ runs it (%q): %v", args, err)
 	}
-	return addr, client
+	return e
 }
 
 // runtimeConvert decodes an unstructured value into a typed one.
