@@ -67,7 +67,7 @@ func (o OnCall) Command(pool string) string {
 	if pool != "" {
 		url += "?pool=" + pool
 	}
-	return fmt.Sprintf("oc -n %s port-forward deploy/%s %s >/dev/null & curl -sS --retry 4 --retry-connrefused '%s'; kill $!",
+	return fmt.Sprintf("oc -n %s port-forward deploy/%s %s >/dev/null & curl -sS --retry 5 --retry-connrefused '%s'; kill $!",
 		o.Namespace, o.Deployment, o.Port, url)
 }
 

@@ -66,7 +66,7 @@ func TestOnCallNamesTheBundlesDeployment(t *testing.T) {
 		t.Errorf("the Deployment's arguments %v do not hold %s", d.Spec.Template.Spec.Containers[0].Args, want)
 	}
 	if got, want := o.Command("<pool>"), "oc -n "+d.Namespace+" port-forward deploy/"+d.Name+" "+o.Port+" >/dev/null & "+
-		"curl -sS --retry 4 --retry-connrefused 'localhost:"+o.Port+"/status?pool=<pool>'; kill $!"; got != want {
+		"curl -sS --retry 5 --retry-connrefused 'localhost:"+o.Port+"/status?pool=<pool>'; kill $!"; got != want {
 		t.Errorf("Command(<pool>) = %q, want %q", got, want)
 	}
 }
