@@ -48,9 +48,9 @@ run: build
 	$(BIN)/ocl_exporter --snapshot=$(SNAPSHOT) $(ARGS)
 
 ## test: every Go test, the concurrent packages again under the race
-## detector, and the alerting rules with promtool (the image has its own
-## target, test-image, which CI runs too).
-test: test-go test-race test-rules
+## detector, the alerting rules with promtool and the Perses objects with
+## Perses (the image has its own target, test-image, which CI runs too).
+test: test-go test-race test-rules test-perses
 
 ## test-go: every Go test (go test ./...).
 test-go:
@@ -70,18 +70,31 @@ test-rules: $(PROMTOOL)
 	$(PROMTOOL) check rules alerts/*rules.yaml
 	$(PROMTOOL) test rules alerts/tests/*.yaml
 
+## test-perses: the Perses overlay's dashboards and data source read by
+## Perses' own model (github.com/perses/perses in tools/go.mod, the version
+## perses/community-mixins builds with): tools/perses/.
+.PHONY: test-perses
+test-perses:
+	cd tools && $(GO) test -count=1 ./perses/
+
 ## fuzz: run each fuzz target for FUZZTIME (go test runs only their seeds):
-## the label bound and the error classifier, which depend on the standard
-## library only and build in seconds. The snapshot loader's target
-## (FUZZ_TARGETS=./source:FuzzLoad) needs an instrumented build of
-## client-go, 18 minutes cold here, so CI runs only its seeds.
-FUZZTIME     ?= 10s
-FUZZ_TARGETS ?= ./collector/labelvalue:FuzzBound ./classify:FuzzClassify
+## the label bound, the error classifier and the snapshot listing (tar
+## archives of every header type, directories of links), which depend on
+## the standard library only and build in seconds. The snapshot loader's
+## target (FUZZ_TARGETS=./source:FuzzLoad) needs an instrumented build of
+## client-go, 18 minutes cold here, so CI runs only its seeds. Each input
+## that finds new code is minimized for FUZZMINIMIZETIME at most: go's 60s
+## default would spend a short run on the first one.
+FUZZTIME         ?= 10s
+FUZZMINIMIZETIME ?= 1s
+FUZZ_TARGETS     ?= ./collector/labelvalue:FuzzBoundLabelValue ./classify:FuzzClassify ./listing:FuzzArchive ./listing:FuzzDirectory
 .PHONY: fuzz
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
+		$(GO) test -list "^$${t#*:}$$" "$${t%%:*}" | grep -qx "$${t#*:}" || \
+			{ echo "no fuzz test $${t#*:} in $${t%%:*}: go test would pass fuzzing nothing"; exit 1; }; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) "$${t%%:*}"; \
 	done
 
 ## lint: gofmt, go vet, golangci-lint (.golangci.yml: staticcheck and more,
@@ -121,8 +134,9 @@ clean:
 	rm -rf $(BIN) dist
 
 ## bundle: write deploy/base/generated/ (the PrometheusRule from
-## alerts/*rules.yaml, the console dashboards from dashboards/*.json) and
-## deploy/acm/generated/ (every dashboard, fleet/ too, for ACM's Grafana);
+## alerts/*rules.yaml, the console dashboards from dashboards/*.json),
+## deploy/acm/generated/ (every dashboard, fleet/ too, for ACM's Grafana)
+## and deploy/overlays/perses/generated/ (PersesDashboards from dashboards/);
 ## go test ./hack/bundle/ fails when the committed files are not current.
 ## The rules' runbook_url values link the runbooks at the tag or commit
 ## checked out (a commit that adds a runbook first, then its bundle).
@@ -137,7 +151,8 @@ bundle:
 	$(GO) run ./hack/bundle $(if $(RUNBOOK_REPO),-repository=$(RUNBOOK_REPO)) $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
 
 ## manifests: `make manifests IMAGE=REGISTRY/ocl_exporter:TAG` renders the
-## bundle (deploy/, or BUNDLE=deploy/overlays/user-workload) with that image
+## bundle (deploy/, or BUNDLE=deploy/overlays/user-workload, or
+## BUNDLE=deploy/overlays/perses for the console's Perses view) with that image
 ## into one YAML file, MANIFESTS (bin/ocl-exporter.yaml), with the kustomize
 ## of go.mod (hack/bundle): no kustomize program to install.
 ## deploy: `make deploy IMAGE=...` applies those manifests with oc (or

@@ -25,3 +25,23 @@ func Files() (map[string][]byte, error) {
 	}
 	return out, nil
 }
+
+// Perses renders, by UID, every dashboard of one cluster as a Perses
+// dashboard spec: those of the console and the Grafana-only ones (Perses
+// draws their state timelines, not their alert annotations). Fleet
+// dashboards stay off it, as off the console: the Perses console view
+// sees one cluster.
+func Perses() (map[string]PersesSpec, error) {
+	out := map[string]PersesSpec{}
+	for _, d := range All {
+		if d.Fleet {
+			continue
+		}
+		s, err := RenderPerses(d)
+		if err != nil {
+			return nil, err
+		}
+		out[d.UID] = s
+	}
+	return out, nil
+}

@@ -58,15 +58,20 @@ type (
 		} `json:"templating"`
 	}
 	jpanel struct {
-		ID          int             `json:"id"`
-		Type        string          `json:"type"`
-		Title       string          `json:"title"`
-		Description string          `json:"description"`
-		ShowTitle   bool            `json:"showTitle"`
-		Span        int             `json:"span"`
-		Panels      []jpanel        `json:"panels"`
-		Datasource  *jsonDatasource `json:"datasource"`
-		Format      string          `json:"format"`
+		ID          int              `json:"id"`
+		Type        string           `json:"type"`
+		Title       string           `json:"title"`
+		Description string           `json:"description"`
+		ShowTitle   bool             `json:"showTitle"`
+		Span        int              `json:"span"`
+		Panels      []jpanel         `json:"panels"`
+		Datasource  *jsonDatasource  `json:"datasource"`
+		GridPos     jsonGridPos      `json:"gridPos"`
+		Format      string           `json:"format"`
+		Colors      []string         `json:"colors"`
+		Thresholds  json.RawMessage  `json:"thresholds"`
+		Options     *jsonOptions     `json:"options"`
+		FieldConfig *jsonFieldConfig `json:"fieldConfig"`
 		Yaxes       []struct {
 			Format string `json:"format"`
 		} `json:"yaxes"`
@@ -78,6 +83,7 @@ type (
 		} `json:"styles"`
 		Targets []struct {
 			Expr    string `json:"expr"`
+			Legend  string `json:"legendFormat"`
 			RefID   string `json:"refId"`
 			Format  string `json:"format"`
 			Instant bool   `json:"instant"`

@@ -34,8 +34,8 @@ const (
 	UnitRatio   = "percentunit"
 )
 
-// Dashboard is one dashboard: rows of panels, and the datasource, cluster
-// and pool variables every dashboard shares.
+// Dashboard is one dashboard: rows of panels, and the cluster and pool
+// variables every dashboard shares (Variables).
 type Dashboard struct {
 	UID         string // stable: Grafana URLs and links use it
 	Title       string
@@ -134,5 +134,34 @@ const (
 	Blue   = "blue"
 	Purple = "purple"
 )
+
+// Variable lists the values of the label Name of the series Selector
+// picks. The data source picker is each renderer's own: Grafana's
+// datasource variable, the default PrometheusDatasource of the Perses
+// project.
+type Variable struct {
+	Name     string
+	Label    string
+	Selector string
+	// Multi takes several values, All (.*) by default.
+	Multi bool
+}
+
+// Variables are the same on every dashboard. cluster is a single value
+// without "All": the console replaces "All" with the regex .+, which would
+// match nothing where the label does not exist, while an empty value
+// (no options) gives cluster=~"" and matches exactly those series. One
+// cluster at a time also keeps pools of the same name in two clusters apart.
+// A fleet dashboard runs where every series has a cluster label (a hub):
+// its cluster variable takes several clusters, All by default.
+func (d Dashboard) Variables() []Variable {
+	if d.Fleet {
+		return []Variable{{Name: "cluster", Label: "Cluster", Selector: layeredPools, Multi: true}}
+	}
+	return []Variable{
+		{Name: "cluster", Label: "Cluster", Selector: "ocl_exporter_build_info"},
+		{Name: "pool", Label: "Pool", Selector: `ocl_pool_layered{cluster=~"$cluster"}`, Multi: true},
+	}
+}
 
 func ptr[T any](v T) *T { return &v }

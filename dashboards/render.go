@@ -221,7 +221,7 @@ func Render(d Dashboard) ([]byte, error) {
 		SchemaVersion: schemaVersion,
 		Time:          jsonTime{From: "now-6h", To: "now"},
 		Timezone:      "utc",
-		Templating:    jsonTemplate{List: variables(d.Fleet)},
+		Templating:    jsonTemplate{List: variables(d)},
 	}
 	if d.GrafanaOnly {
 		out.Annotations = &jsonAnnots{List: []jsonAnnotation{alertAnnotation}}
@@ -237,12 +237,8 @@ func Render(d Dashboard) ([]byte, error) {
 			GridPos: jsonGridPos{H: 1, W: 24, X: 0, Y: y},
 		})
 		y++
-		x, lineH := 0, 0
+		pos, height := layout(row.Panels)
 		for i, p := range row.Panels {
-			w := 2 * p.Span
-			if x+w > 24 {
-				x, y, lineH = 0, y+lineH, 0
-			}
 			if p.Kind == StateTimeline && !d.GrafanaOnly {
 				return nil, fmt.Errorf("%s: %s: the console cannot draw a state timeline; only a GrafanaOnly dashboard may have one", d.UID, p.Title)
 			}
@@ -250,12 +246,11 @@ func Render(d Dashboard) ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", d.UID, p.Title, err)
 			}
-			jp.GridPos = jsonGridPos{H: p.Height, W: w, X: x, Y: y}
+			jp.GridPos = pos[i]
+			jp.GridPos.Y += y
 			out.Panels = append(out.Panels, jp)
-			x += w
-			lineH = max(lineH, p.Height)
 		}
-		y += lineH
+		y += height
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -267,31 +262,43 @@ func Render(d Dashboard) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// variables are the same on every dashboard. cluster is a single value
-// without "All": the console replaces "All" with the regex .+, which would
-// match nothing where the label does not exist, while an empty value
-// (no options) gives cluster=~"" and matches exactly those series. One
-// cluster at a time also keeps pools of the same name in two clusters apart.
-// A fleet dashboard runs where every series has a cluster label (a hub):
-// its cluster variable takes several clusters, All by default.
-func variables(fleet bool) []jsonVariable {
-	ds := jsonVariable{
+// variables are the datasource variable and the dashboard's Variables as
+// Grafana query variables.
+func variables(d Dashboard) []jsonVariable {
+	out := []jsonVariable{{
 		Name: "datasource", Label: "Data source", Type: "datasource",
 		Query: "prometheus", Refresh: 1, Options: []struct{}{},
+	}}
+	for _, v := range d.Variables() {
+		query := "label_values(" + v.Selector + ", " + v.Name + ")"
+		if v.Multi {
+			out = append(out, multiAll(v.Name, v.Label, query))
+			continue
+		}
+		out = append(out, jsonVariable{
+			Name: v.Name, Label: v.Label, Type: "query", Datasource: &datasource,
+			Query: query, Definition: query, Refresh: 2, Sort: 1, Options: []struct{}{},
+		})
 	}
-	if fleet {
-		return []jsonVariable{ds, multiAll("cluster", "Cluster", "label_values("+layeredPools+", cluster)")}
+	return out
+}
+
+// layout places a row's panels left to right on Grafana's 24 columns,
+// wrapping to a new line when one does not fit, from y 0; it returns their
+// positions and the row's height.
+func layout(panels []Panel) ([]jsonGridPos, int) {
+	pos := make([]jsonGridPos, len(panels))
+	x, y, lineH := 0, 0, 0
+	for i, p := range panels {
+		w := 2 * p.Span
+		if x+w > 24 {
+			x, y, lineH = 0, y+lineH, 0
+		}
+		pos[i] = jsonGridPos{H: p.Height, W: w, X: x, Y: y}
+		x += w
+		lineH = max(lineH, p.Height)
 	}
-	return []jsonVariable{
-		ds,
-		{
-			Name: "cluster", Label: "Cluster", Type: "query", Datasource: &datasource,
-			Query:      "label_values(ocl_exporter_build_info, cluster)",
-			Definition: "label_values(ocl_exporter_build_info, cluster)",
-			Refresh:    2, Sort: 1, Options: []struct{}{},
-		},
-		multiAll("pool", "Pool", `label_values(ocl_pool_layered{cluster=~"$cluster"}, pool)`),
-	}
+	return pos, y + lineH
 }
 
 // multiAll is a query variable taking several values, All by default.

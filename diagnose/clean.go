@@ -25,7 +25,7 @@ func cleanChecks(checks []Check) {
 		for j := range c.Findings {
 			f := &c.Findings[j]
 			f.Object.Kind, f.Object.Namespace, f.Object.Name = cleanText(f.Object.Kind), cleanText(f.Object.Namespace), cleanText(f.Object.Name)
-			f.Field, f.Message, f.Excerpt = cleanText(f.Field), cleanText(f.Message), cleanText(f.Excerpt)
+			f.Field, f.Message, f.Excerpt, f.LogFile = cleanText(f.Field), cleanText(f.Message), cleanText(f.Excerpt), cleanText(f.LogFile)
 			for k := range f.Commands {
 				f.Commands[k] = cleanText(f.Commands[k])
 			}

@@ -52,7 +52,7 @@ func TestCleanText(t *testing.T) {
 func TestReportOutputsAreInert(t *testing.T) {
 	var findings []Finding
 	for _, s := range hostile {
-		findings = append(findings, Finding{Object: Object{Kind: "MachineOSConfig", Name: s}, Field: s, Message: s, Excerpt: s, Commands: []string{"oc get machineosconfig " + s}})
+		findings = append(findings, Finding{Object: Object{Kind: "MachineOSConfig", Name: s}, Field: s, Message: s, Excerpt: s, LogFile: "must-gather.local." + s + "/current.log", Commands: []string{"oc get machineosconfig " + s}})
 	}
 	r := &Report{
 		Time: time.Date(2025, 10, 17, 12, 0, 0, 0, time.UTC), Namespace: hostile[1], Verdict: Problem, Summary: hostile[0],
@@ -80,11 +80,19 @@ func TestReportOutputsAreInert(t *testing.T) {
 		}
 	}
 
-	var text bytes.Buffer
+	var text, js bytes.Buffer
 	if err := WriteText(&text, r, TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, out := range []string{md.String(), text.String()} {
+	if err := Write(&js, r, FormatJSON, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Cluster[0].Findings {
+		if len(f.LogFile) > plaintext.MaxBytes || strings.ContainsFunc(f.LogFile, plaintext.Unsafe) {
+			t.Errorf("the log file %.60q is not cleaned", f.LogFile)
+		}
+	}
+	for _, out := range []string{md.String(), text.String(), js.String()} {
 		for _, c := range out {
 			if c != '\n' && (unicode.IsControl(c) || unicode.Is(unicode.Cf, c)) {
 				t.Fatalf("output carries %U", c)

@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 )
 
@@ -93,25 +92,32 @@ func Type(m fs.FileMode) string {
 	}
 }
 
-// DirFS is os.DirFS whose Open refuses, without blocking, what is neither
-// a regular file nor a directory. Stat and ReadDir follow links as
-// os.DirFS does, so a walk still sees a FIFO and can skip it by name.
-type DirFS string
+// Root is a directory tree read as an fs.FS that never leaves it: a link
+// that points outside (a must-gather's log linked to /etc/shadow) fails to
+// open or stat, as os.Root resolves it, without a race between a check and
+// the open. Open refuses, without blocking, what is neither a regular file
+// nor a directory; Stat follows links inside the tree, and Lstat does not,
+// so a walk still sees a FIFO, or a link, and can skip it by name.
+type Root struct{ root *os.Root }
 
-func (d DirFS) join(name string) (string, error) {
-	if !fs.ValidPath(name) {
-		return "", fs.ErrInvalid
+// OpenRoot opens the directory dir as a Root; Close releases it.
+func OpenRoot(dir string) (*Root, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
 	}
-	return filepath.Join(string(d), filepath.FromSlash(name)), nil
+	return &Root{r}, nil
 }
 
+// Close releases the directory.
+func (r *Root) Close() error { return r.root.Close() }
+
 // Open implements fs.FS.
-func (d DirFS) Open(name string) (fs.File, error) {
-	p, err := d.join(name)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+func (r *Root) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := r.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -127,19 +133,13 @@ func (d DirFS) Open(name string) (fs.File, error) {
 }
 
 // Stat implements fs.StatFS.
-func (d DirFS) Stat(name string) (fs.FileInfo, error) {
-	p, err := d.join(name)
-	if err != nil {
-		return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
-	}
-	return os.Stat(p)
-}
+func (r *Root) Stat(name string) (fs.FileInfo, error) { return fs.Stat(r.root.FS(), name) }
+
+// Lstat implements fs.ReadLinkFS.
+func (r *Root) Lstat(name string) (fs.FileInfo, error) { return fs.Lstat(r.root.FS(), name) }
+
+// ReadLink implements fs.ReadLinkFS.
+func (r *Root) ReadLink(name string) (string, error) { return fs.ReadLink(r.root.FS(), name) }
 
 // ReadDir implements fs.ReadDirFS.
-func (d DirFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	p, err := d.join(name)
-	if err != nil {
-		return nil, &fs.PathError{Op: "readdir", Path: name, Err: err}
-	}
-	return os.ReadDir(p)
-}
+func (r *Root) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(r.root.FS(), name) }

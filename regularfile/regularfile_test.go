@@ -63,9 +63,9 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 	}
 }
 
-// TestDirFSOpenOfAFIFODoesNotBlock: the file a walk saw as regular may be
+// TestRootOpenOfAFIFODoesNotBlock: the file a walk saw as regular may be
 // a FIFO by the time it is opened; the open must fail, not hang.
-func TestDirFSOpenOfAFIFODoesNotBlock(t *testing.T) {
+func TestRootOpenOfAFIFODoesNotBlock(t *testing.T) {
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, "swapped.yaml"), 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -73,7 +73,7 @@ func TestDirFSOpenOfAFIFODoesNotBlock(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ok.yaml"), []byte("a: 1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fsys := DirFS(dir)
+	fsys := openRoot(t, dir)
 	err := within(t, "opening a FIFO", func() error {
 		f, err := fsys.Open("swapped.yaml")
 		if err == nil {
@@ -95,5 +95,49 @@ func TestDirFSOpenOfAFIFODoesNotBlock(t *testing.T) {
 	}
 	if _, err := fsys.Open("../escape"); err == nil {
 		t.Error("Open(../escape) succeeded")
+	}
+}
+
+func openRoot(t *testing.T, dir string) *Root {
+	t.Helper()
+	r, err := OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+// TestRootStaysInside: a link that leaves the tree, whether absolute or
+// climbing with .., neither opens nor stats, while one inside it does;
+// Lstat still names what the link is.
+func TestRootStaysInside(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte("token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "in.log"), []byte("inside"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"abs.log": outside, "up.log": "../" + filepath.Base(filepath.Dir(outside)) + "/secret", "in-link.log": "in.log"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := openRoot(t, dir)
+	for _, name := range []string{"abs.log", "up.log"} {
+		if b, err := fs.ReadFile(r, name); err == nil {
+			t.Errorf("%s read %q from outside the tree", name, b)
+		}
+		if _, err := r.Stat(name); err == nil {
+			t.Errorf("Stat(%s) followed a link out of the tree", name)
+		}
+		if info, err := r.Lstat(name); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			t.Errorf("Lstat(%s) = %v, %v: want the link itself", name, info, err)
+		}
+	}
+	if b, err := fs.ReadFile(r, "in-link.log"); err != nil || string(b) != "inside" {
+		t.Errorf("a link inside the tree: %q, %v", b, err)
 	}
 }

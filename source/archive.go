@@ -6,16 +6,15 @@ package source
 // and only regular files are kept, in memory, bounded like files.
 
 import (
-	"archive/tar"
-	"bufio"
 	"bytes"
-	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"strings"
 
+	"github.com/ocl-exporter/ocl_exporter/listing"
 	"github.com/ocl-exporter/ocl_exporter/regularfile"
 )
 
@@ -40,64 +39,44 @@ func isArchive(p string) bool {
 }
 
 // archive reads the must-gather archive at p into a tree of the entries
-// the exporter reads. Links, devices and directories are never kept; a
-// name that is absolute or climbs out with ".." is an error, as is an
-// entry or the kept whole over its bound.
+// the exporter reads (listing.ReadArchive says what else is skipped or
+// refused); an entry, or the kept whole, over its bound is an error.
 func (l loader) archive(p string) (*tree, error) {
 	f, err := regularfile.Open(p, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := decompressed(bufio.NewReader(f))
-	if err != nil {
-		return nil, fmt.Errorf("%w; or extract it (tar xf %s) and pass the directory", err, p)
-	}
-	var candidates []treeFile
 	data := map[string][]byte{}
 	var total int64
-	links := 0
-	seenLayout := false
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading the archive: %w; or extract it (tar xf %s) and pass the directory", err, p)
-		}
-		switch h.Typeflag {
-		case tar.TypeReg:
-		case tar.TypeDir:
-			continue // nothing is written: a directory's name is harmless
-		default:
-			links++
-			continue
-		}
-		name := strings.TrimPrefix(h.Name, "./")
-		if !fs.ValidPath(name) {
-			return nil, fmt.Errorf("archive entry %q: a name outside the archive (absolute or with ..): not a must-gather", h.Name)
-		}
+	ls := lister{}
+	var kept error // an entry's or the bound's: no hint to extract
+	err = listing.ReadArchive(contextReader{l.ctx, f}, func(name string, size int64, body io.Reader) error {
 		f := l.role(name)
-		candidates = append(candidates, f)
-		seenLayout = seenLayout || f.inLayout
-		if f.role == roleSkip || (seenLayout && f.role == roleObjects && !f.inLayout) {
-			continue // choose skips it: not read
+		if !ls.add(f) {
+			return nil // not read: only counted
 		}
-		b, err := l.entry(tr, f, h.Size)
+		b, err := l.entry(body, f, size)
 		if err != nil {
-			return nil, fmt.Errorf("archive entry %s: %w", name, err)
+			kept = fmt.Errorf("archive entry %s: %w", name, err)
+			return kept
 		}
-		if total += int64(len(b)); total > MaxArchiveBytes {
-			return nil, fmt.Errorf("the archive's files the exporter reads hold more than %d bytes: extract it (tar xf %s) and pass the directory", int64(MaxArchiveBytes), p)
+		if total += int64(len(b) + len(name)); total > MaxArchiveBytes {
+			kept = fmt.Errorf("the archive's files the exporter reads hold more than %d bytes: extract it (tar xf %s) and pass the directory", int64(MaxArchiveBytes), p)
+			return kept
 		}
 		data[name] = b
+		return nil
+	}, l.logger.With("archive", p))
+	switch {
+	case err != nil && l.ctx.Err() != nil:
+		return nil, l.ctx.Err()
+	case err != nil && ((kept != nil && errors.Is(err, kept)) || errors.Is(err, listing.ErrClimbsOut)):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("%w; or extract it (tar xf %s) and pass the directory", err, p)
 	}
-	if links > 0 {
-		l.logger.Warn("skipped archive entries that are not regular files (links, devices)", "archive", p, "entries", links)
-	}
-	t := l.choose(candidates)
+	t := ls.tree()
 	if len(t.files) == 0 && !t.mustGather {
 		return nil, fmt.Errorf("no .yaml, .yml or .json files in the archive")
 	}
@@ -115,15 +94,30 @@ func (l loader) archive(p string) (*tree, error) {
 }
 
 // entry reads the current entry: a log's tail, anything else whole if
-// within the file bound.
-func (l loader) entry(tr *tar.Reader, f treeFile, size int64) ([]byte, error) {
+// within the file bound. Its reads stop with ctx too: bytes that are not
+// the archive's never reach the archive's reader.
+func (l loader) entry(body io.Reader, f treeFile, size int64) ([]byte, error) {
+	r := contextReader{l.ctx, body}
 	if f.role == roleLog {
-		return tail(tr, size, max(logTailBytes, builderLogBytes))
+		return tail(r, size, max(logTailBytes, builderLogBytes))
 	}
 	if size > l.maxBytes {
 		return nil, fmt.Errorf("%d bytes, more than the %d a snapshot file may hold", size, l.maxBytes)
 	}
-	return io.ReadAll(io.LimitReader(tr, l.maxBytes+1))
+	return io.ReadAll(io.LimitReader(r, l.maxBytes+1))
+}
+
+// contextReader fails its reads once ctx ends.
+type contextReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c contextReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // tail returns the last n bytes of r, which holds size bytes: a
@@ -138,16 +132,4 @@ func tail(r io.Reader, size int64, n int64) ([]byte, error) {
 		return nil, err
 	}
 	return io.ReadAll(io.LimitReader(r, n))
-}
-
-// decompressed is r, gunzipped when it starts with gzip's magic bytes.
-func decompressed(r *bufio.Reader) (io.Reader, error) {
-	magic, err := r.Peek(2)
-	if err != nil {
-		return nil, fmt.Errorf("not a tar archive: %w", err)
-	}
-	if magic[0] == 0x1f && magic[1] == 0x8b {
-		return gzip.NewReader(r)
-	}
-	return r, nil
 }

@@ -33,7 +33,7 @@ func TestCutCaptureIsNotCaptured(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys := fstest.MapFS{"capture.yaml": {Data: []byte(tc.file)}}
-			_, cov, err := loader{maxBytes: MaxFileBytes, logger: slog.New(slog.DiscardHandler)}.load(fsys, ".")
+			_, cov, err := loader{maxBytes: MaxFileBytes, logger: slog.New(slog.DiscardHandler)}.load(t.Context(), fsys, ".")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -43,7 +43,7 @@ func TestSnapshotCoverage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := OpenSnapshot(dir, slog.New(slog.DiscardHandler))
+	m, err := OpenSnapshot(t.Context(), dir, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestPartNotCapturedLeavesItsKindKnown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := OpenSnapshot(dir, slog.New(slog.DiscardHandler))
+	m, err := OpenSnapshot(t.Context(), dir, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,24 +7,26 @@ package source
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
 // fileState collects what one file's documents have in common, to log it
 // once per file rather than once per object.
 type fileState struct {
+	ctx            context.Context // ends the load
 	name           string
 	strayNamespace []string // cluster-scoped objects that named a namespace
 	skipped        map[string]int
@@ -35,8 +37,8 @@ type fileState struct {
 	logger         *slog.Logger
 }
 
-func newFileState(name string, older *olderObjects, cov *coverage, cl *claims, logger *slog.Logger) *fileState {
-	return &fileState{name: name, skipped: map[string]int{}, older: older, cov: cov, claims: cl, logger: logger}
+func newFileState(ctx context.Context, name string, older *olderObjects, cov *coverage, cl *claims, logger *slog.Logger) *fileState {
+	return &fileState{ctx: ctx, name: name, skipped: map[string]int{}, older: older, cov: cov, claims: cl, logger: logger}
 }
 
 func (st *fileState) merge(o *fileState) {
@@ -51,8 +53,11 @@ func (st *fileState) merge(o *fileState) {
 // a must-gather is kinds the exporter skips, and raw bytes cost a fraction
 // of the maps they would decode into.
 func (st *fileState) documents(r io.Reader) func() ([]runtime.Object, error) {
-	stream, _, isJSON := utilyaml.GuessJSONStream(r, 4096)
-	if isJSON {
+	// JSON when it starts with "{", as utilyaml.GuessJSONStream decides,
+	// whose reader keeps every byte it reads: a second copy of the file.
+	stream := bufio.NewReader(r)
+	start, _ := stream.Peek(4096) // a shorter file returns what it has
+	if bytes.HasPrefix(bytes.TrimLeftFunc(start, unicode.IsSpace), []byte("{")) {
 		dec := json.NewDecoder(stream)
 		return func() ([]runtime.Object, error) {
 			var raw json.RawMessage
@@ -62,7 +67,7 @@ func (st *fileState) documents(r io.Reader) func() ([]runtime.Object, error) {
 			return st.convert(raw, false)
 		}
 	}
-	yr := utilyaml.NewYAMLReader(bufio.NewReader(stream))
+	yr := &documentReader{r: stream}
 	return func() ([]runtime.Object, error) {
 		doc, err := yr.Read()
 		if err != nil {
@@ -84,21 +89,68 @@ func notValid(err error) error {
 // not stand alone (anchors), whole.
 func (st *fileState) convertYAML(doc []byte) ([]runtime.Object, error) {
 	if head, items, ok := splitYAMLList(doc); ok {
-		part := newFileState(st.name, st.older, st.cov, st.claims, st.logger)
+		part := newFileState(st.ctx, st.name, st.older, st.cov, st.claims, st.logger)
 		if objs, err := part.convertItems(head, items); err == nil {
 			st.merge(part)
 			return objs, nil
 		}
 	}
-	raw, err := yaml.YAMLToJSON(doc)
+	raw, err := objectJSON(doc)
 	if err != nil {
-		return nil, notValid(err)
+		return nil, err
 	}
 	return st.convert(raw, false)
 }
 
+// maxObjectBytes bounds the text of one object (a document, or an item of
+// a List) decoded whole: decoding YAML takes up to 90 times its size (a
+// flow sequence of one-digit numbers), and every kind the exporter reads
+// whole is far smaller (a build Pod, a MachineConfigPool: tens of
+// kilobytes). A larger object of a kind kept as metadata only is cut to
+// its apiVersion, kind and metadata first: a rendered MachineConfig
+// weighs 0.7 MB in a large cluster, up to the API server's 3 MiB request
+// bound, its metadata a few kilobytes (annotations at most 256 KiB).
+const maxObjectBytes = 512 << 10
+
+// objectJSON converts one YAML object, or a List's head, to JSON: whole
+// up to maxObjectBytes; past it, only its apiVersion, kind and metadata
+// when its kind is kept as metadata only, else an error naming the bound.
+func objectJSON(doc []byte) ([]byte, error) {
+	if len(doc) > maxObjectBytes {
+		head, ok := objectHead(doc)
+		if !ok || len(head) > maxObjectBytes {
+			return nil, tooLarge(len(doc))
+		}
+		raw, err := yaml.YAMLToJSON(head)
+		if err != nil || !keptAsMetadata(raw) {
+			return nil, tooLarge(len(doc))
+		}
+		return raw, nil
+	}
+	raw, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, notValid(err)
+	}
+	return raw, nil
+}
+
+func tooLarge(n int) error {
+	return fmt.Errorf("%d bytes, more than the %d one object may hold: only Nodes, MachineConfigs, Secrets and ConfigMaps, of which the metadata alone is read, may be larger (in the block style oc writes)", n, maxObjectBytes)
+}
+
+// keptAsMetadata: raw (JSON) is an object of a kind kept as metadata only.
+func keptAsMetadata(raw []byte) bool {
+	var tm typeMeta
+	if json.Unmarshal(raw, &tm) != nil || tm.Items != nil {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(tm.APIVersion)
+	k, known := kinds[gv.WithKind(tm.Kind).GroupKind()]
+	return err == nil && known && k.new == nil
+}
+
 func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object, error) {
-	raw, err := yaml.YAMLToJSON(head)
+	raw, err := objectJSON(head)
 	if err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
 		return nil, errors.New("the List is not a map")
 	}
@@ -112,7 +164,7 @@ func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object
 	return st.convertEach(len(items), func(i int) ([]byte, error) {
 		item := items[i]
 		items[i] = nil // let the text go as soon as it is read
-		return yaml.YAMLToJSON(item)
+		return objectJSON(item)
 	})
 }
 
@@ -121,6 +173,9 @@ func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object
 func (st *fileState) convertEach(n int, item func(i int) ([]byte, error)) ([]runtime.Object, error) {
 	var out []runtime.Object
 	for i := range n {
+		if err := st.ctx.Err(); err != nil {
+			return nil, err
+		}
 		raw, err := item(i)
 		if err == nil {
 			var objs []runtime.Object
@@ -198,7 +253,25 @@ func (st *fileState) convert(raw json.RawMessage, item bool) ([]runtime.Object, 
 		st.skipped[gvk.String()]++
 		return nil, nil
 	}
+	if len(raw) > maxObjectBytes {
+		if k.new != nil {
+			return nil, tooLarge(len(raw))
+		}
+		if raw, err = metadataJSON(tm); err != nil || len(raw) > maxObjectBytes {
+			return nil, tooLarge(len(raw))
+		}
+	}
 	return st.convertObject(raw, gvk, k)
+}
+
+// metadataJSON is the object tm was read from, but its apiVersion, kind
+// and metadata.
+func metadataJSON(tm typeMeta) ([]byte, error) {
+	return json.Marshal(struct {
+		APIVersion string          `json:"apiVersion"`
+		Kind       string          `json:"kind"`
+		Metadata   json.RawMessage `json:"metadata,omitempty"`
+	}{tm.APIVersion, tm.Kind, tm.Metadata})
 }
 
 // convertObject decodes raw, an object of a kind the exporter reads.

@@ -55,7 +55,7 @@ func TestNonObjectFilesAreSkipped(t *testing.T) {
 		"mosc.yaml":                           mosc,
 	})
 	var logs strings.Builder
-	m, err := OpenSnapshot(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	m, err := OpenSnapshot(t.Context(), dir, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestNonObjectFilesAreSkipped(t *testing.T) {
 	}
 
 	bad := writeTree(t, map[string]string{"etcd_info/x.json": `[1]`, "broken.yaml": "apiVersion: v1\nkind: Node\nmetadata: {}\n"})
-	if _, err := OpenSnapshot(bad, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "broken.yaml: document 1: Node has no metadata.name") {
+	if _, err := OpenSnapshot(t.Context(), bad, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "broken.yaml: document 1: Node has no metadata.name") {
 		t.Errorf("a malformed object: %v", err)
 	}
 }
@@ -96,7 +96,7 @@ func TestCoverageByNamespace(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := OpenSnapshot(writeTree(t, tc.files), slog.New(slog.DiscardHandler))
+			m, err := OpenSnapshot(t.Context(), writeTree(t, tc.files), slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +130,7 @@ func TestCaptureCutBetweenSections(t *testing.T) {
 		{section("deployments.apps", deploy, 1), "deployments.apps", "deployments.apps@machine-config-controller"},
 	} {
 		t.Run(tc.cut, func(t *testing.T) {
-			m, err := OpenSnapshot(writeTree(t, map[string]string{"capture.yaml": tc.file}), slog.New(slog.DiscardHandler))
+			m, err := OpenSnapshot(t.Context(), writeTree(t, map[string]string{"capture.yaml": tc.file}), slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,11 +189,11 @@ func TestArchiveEntryBound(t *testing.T) {
 	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := loader{maxBytes: 1000, namespace: DefaultNamespace, logger: slog.New(slog.DiscardHandler)}.archive(p)
+	_, err := loader{ctx: t.Context(), maxBytes: 1000, namespace: DefaultNamespace, logger: slog.New(slog.DiscardHandler)}.archive(p)
 	if err != nil {
 		t.Fatalf("an entry the exporter does not read counted against the bound: %v", err)
 	}
-	_, err = loader{maxBytes: 10, namespace: DefaultNamespace, logger: slog.New(slog.DiscardHandler)}.archive(p)
+	_, err = loader{ctx: t.Context(), maxBytes: 10, namespace: DefaultNamespace, logger: slog.New(slog.DiscardHandler)}.archive(p)
 	if err == nil || !strings.Contains(err.Error(), "archive entry mg/cluster-scoped-resources/core/nodes/n1.yaml: 100 bytes, more than the 10") {
 		t.Errorf("got %v", err)
 	}

@@ -54,7 +54,7 @@ func TestREADMERecipeWritesMetadataOnly(t *testing.T) {
 			t.Errorf("the recipe writes %q:\n%s", secret, out.String())
 		}
 	}
-	objs, cov, err := loader{maxBytes: MaxFileBytes, logger: slog.New(slog.DiscardHandler)}.load(fstest.MapFS{"secrets.yaml": {Data: out.Bytes()}}, ".")
+	objs, cov, err := loader{maxBytes: MaxFileBytes, logger: slog.New(slog.DiscardHandler)}.load(t.Context(), fstest.MapFS{"secrets.yaml": {Data: out.Bytes()}}, ".")
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, out.String())
 	}

@@ -1,16 +1,14 @@
 package source
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,36 +43,40 @@ var kinds = func() map[schema.GroupKind]kind {
 // OpenSnapshot loads a snapshot file, directory tree or must-gather (a
 // directory or a .tar, .tar.gz archive of one) into memory, for the MCO
 // in its default namespace.
-func OpenSnapshot(p string, logger *slog.Logger) (*Memory, error) {
-	return OpenSnapshotIn(p, DefaultNamespace, logger)
+func OpenSnapshot(ctx context.Context, p string, logger *slog.Logger) (*Memory, error) {
+	return OpenSnapshotIn(ctx, p, DefaultNamespace, logger)
 }
 
 // OpenSnapshotIn is OpenSnapshot for the MCO in namespace: what a
 // must-gather holds of other namespaces is not read, and a namespaced
-// resource is captured only when the snapshot holds it for namespace.
-func OpenSnapshotIn(p, namespace string, logger *slog.Logger) (*Memory, error) {
+// resource is captured only when the snapshot holds it for namespace. It
+// stops, with ctx's error, when ctx ends: a must-gather takes seconds to
+// read, and Ctrl-C or a pod's SIGTERM must not wait for it.
+func OpenSnapshotIn(ctx context.Context, p, namespace string, logger *slog.Logger) (*Memory, error) {
 	info, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("reading snapshot: %w", err)
 	}
-	l := loader{maxBytes: MaxFileBytes, namespace: namespace, logger: logger}
+	l := loader{ctx: ctx, maxBytes: MaxFileBytes, namespace: namespace, logger: logger}
 	var t *tree
 	switch {
 	case !info.IsDir() && !info.Mode().IsRegular():
 		return nil, fmt.Errorf("snapshot %s is a %s, not a file or a directory", p, regularfile.Type(info.Mode()))
 	case isArchive(p):
 		t, err = l.archive(p)
-	case info.IsDir():
-		// regularfile.DirFS: a file swapped for a FIFO after the walk saw
-		// it fails to open instead of blocking the load.
-		t, err = l.walk(regularfile.DirFS(p), ".")
 	default:
-		t, err = l.walk(regularfile.DirFS(filepath.Dir(p)), filepath.Base(p))
+		var done func()
+		t, done, err = l.walkPath(p, info.IsDir())
+		defer done()
 	}
-	if err != nil {
-		return nil, fmt.Errorf("snapshot %s: %w", p, err)
+	var objs []runtime.Object
+	var cov *coverage
+	if err == nil {
+		objs, cov, err = l.loadTree(t)
 	}
-	objs, cov, err := l.loadTree(t)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("snapshot %s: stopped reading: %w", p, context.Cause(ctx))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", p, err)
 	}
@@ -84,6 +86,28 @@ func OpenSnapshotIn(p, namespace string, logger *slog.Logger) (*Memory, error) {
 	}
 	m.notCaptured, m.capturedAt = cov.notCaptured(namespace), cov.at
 	return m, nil
+}
+
+// walkPath walks the directory p, or lists the one file p, through a
+// regularfile.Root: a file swapped for a FIFO after the walk saw it fails
+// to open instead of blocking the load, and a link never leads out of
+// the directory. The file named is read wherever its own links lead.
+// done releases the directory.
+func (l loader) walkPath(p string, dir bool) (_ *tree, done func(), _ error) {
+	root, name := p, "."
+	if !dir {
+		target, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil, func() {}, err
+		}
+		root, name = filepath.Dir(target), filepath.Base(target)
+	}
+	r, err := regularfile.OpenRoot(root)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	t, err := l.walk(r, name)
+	return t, func() { _ = r.Close() }, err
 }
 
 // MaxFileBytes bounds one snapshot file: a larger file is an error naming
@@ -102,11 +126,13 @@ const MaxFileBytes = 256 << 20
 // only, data never leaves this function. When the same object appears
 // twice, the last one read wins.
 func Load(fsys fs.FS, root string, logger *slog.Logger) ([]runtime.Object, error) {
-	objs, _, err := loader{maxBytes: MaxFileBytes, namespace: DefaultNamespace, logger: logger}.load(fsys, root)
+	objs, _, err := loader{maxBytes: MaxFileBytes, namespace: DefaultNamespace, logger: logger}.load(context.Background(), fsys, root)
 	return objs, err
 }
 
 type loader struct {
+	// ctx ends the load: every file, entry, document and read checks it.
+	ctx       context.Context
 	maxBytes  int64
 	namespace string // the MCO's
 	logger    *slog.Logger
@@ -129,7 +155,8 @@ type treeFile struct {
 	size     int64
 }
 
-func (l loader) load(fsys fs.FS, root string) ([]runtime.Object, *coverage, error) {
+func (l loader) load(ctx context.Context, fsys fs.FS, root string) ([]runtime.Object, *coverage, error) {
+	l.ctx = ctx
 	t, err := l.walk(fsys, root)
 	if err != nil {
 		return nil, nil, err
@@ -213,95 +240,6 @@ func (l loader) readMeta(t *tree, f treeFile, cov *coverage) error {
 	return nil
 }
 
-// walk lists the files under root to read, in lexical order. It follows
-// links to learn what a path is, but never opens anything but a regular
-// file: opening a FIFO blocks for ever, and /dev/zero never ends. In a
-// must-gather, paths decide: only the resources the exporter reads, in
-// the namespaces it reads them in, are listed.
-func (l loader) walk(fsys fs.FS, root string) (*tree, error) {
-	var candidates []treeFile
-	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		candidates = append(candidates, l.role(p))
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	t := l.choose(candidates)
-	keep := t.files[:0]
-	for _, f := range t.files {
-		info, err := fs.Stat(fsys, f.name) // follows links
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.name, err)
-		}
-		switch {
-		case info.IsDir():
-		case !info.Mode().IsRegular():
-			l.logger.Warn("skipping a snapshot path that is not a regular file", "file", f.name, "type", regularfile.Type(info.Mode()))
-		case info.Size() > l.maxBytes && f.role != roleLog:
-			return nil, fmt.Errorf("%s: %d bytes, more than the %d a snapshot file may hold: split it, or leave out the kinds the exporter does not read", f.name, info.Size(), l.maxBytes)
-		default:
-			f.size = info.Size()
-			keep = append(keep, f)
-		}
-	}
-	t.files = keep
-	if len(t.files) == 0 && !t.mustGather {
-		return nil, fmt.Errorf("no .yaml, .yml or .json files under %q", root)
-	}
-	t.open = func(name string) (io.ReadCloser, error) { return fsys.Open(name) }
-	return t, nil
-}
-
-// role is what path p holds, by its name alone.
-func (l loader) role(p string) treeFile {
-	segs := strings.Split(p, "/")
-	if i := layoutIndex(segs); i >= 0 {
-		return treeFile{name: p, mustGatherPath: classifyMustGather(segs[i:], l.namespace), inLayout: true}
-	}
-	switch path.Base(p) {
-	case timestampFile:
-		return treeFile{name: p, mustGatherPath: mustGatherPath{role: roleTimestamp}}
-	case versionFile:
-		return treeFile{name: p, mustGatherPath: mustGatherPath{role: roleVersion}}
-	}
-	switch strings.ToLower(path.Ext(p)) {
-	case ".yaml", ".yml", ".json":
-		return treeFile{name: p}
-	}
-	return treeFile{name: p, mustGatherPath: mustGatherPath{role: roleSkip}}
-}
-
-// choose keeps, of the candidates, the files to read: in a must-gather
-// (a path in its layout) the layout's objects and logs, its timestamp
-// and version files, and none of the rest (discovery documents, etcd and
-// Prometheus answers); elsewhere every YAML and JSON file.
-func (l loader) choose(candidates []treeFile) *tree {
-	t := &tree{}
-	for _, f := range candidates {
-		t.mustGather = t.mustGather || f.inLayout
-	}
-	for _, f := range candidates {
-		switch {
-		case f.role == roleSkip:
-			t.skipped++
-		case !t.mustGather && (f.role == roleTimestamp || f.role == roleVersion):
-		case t.mustGather && f.role == roleObjects && !f.inLayout:
-			t.skipped++
-		default:
-			t.files = append(t.files, f)
-		}
-	}
-	sort.Slice(t.files, func(i, j int) bool { return t.files[i].name < t.files[j].name })
-	return t
-}
-
 func key(o runtime.Object) string {
 	m, _ := o.(metav1.Object)
 	return o.GetObjectKind().GroupVersionKind().GroupKind().String() + "/" + m.GetNamespace() + "/" + m.GetName()
@@ -316,7 +254,7 @@ func (l loader) loadFile(t *tree, f treeFile, older *olderObjects, cov *coverage
 	}
 	defer r.Close()
 	name := f.name
-	limited := &io.LimitedReader{R: r, N: l.maxBytes + 1}
+	limited := &io.LimitedReader{R: contextReader{l.ctx, r}, N: l.maxBytes + 1}
 	tooLarge := func() error {
 		return fmt.Errorf("%s: more than the %d bytes a snapshot file may hold: split it, or leave out the kinds the exporter does not read", name, l.maxBytes)
 	}
@@ -327,12 +265,15 @@ func (l loader) loadFile(t *tree, f treeFile, older *olderObjects, cov *coverage
 	} else {
 		cl.name(name)
 	}
-	st := newFileState(name, older, cov, cl, l.logger)
+	st := newFileState(l.ctx, name, older, cov, cl, l.logger)
 	next := st.documents(limited)
 	var out []runtime.Object
 	started := false
 	for doc := 1; ; doc++ {
 		objs, err := next()
+		if err := l.ctx.Err(); err != nil {
+			return nil, false, err
+		}
 		if limited.N <= 0 {
 			return nil, false, tooLarge()
 		}

@@ -30,7 +30,7 @@ func loadWithin(t *testing.T, fsys fs.FS, root string, l loader) ([]runtime.Obje
 	}
 	done := make(chan result, 1)
 	go func() {
-		objs, _, err := l.load(fsys, root)
+		objs, _, err := l.load(t.Context(), fsys, root)
 		done <- result{objs, err}
 	}()
 	select {
@@ -78,7 +78,7 @@ func TestLoadSkipsWhatIsNotARegularFile(t *testing.T) {
 	}
 
 	// The snapshot named directly is checked the same way.
-	_, err = OpenSnapshot(filepath.Join(dir, "p.yaml"), slog.New(slog.DiscardHandler))
+	_, err = OpenSnapshot(t.Context(), filepath.Join(dir, "p.yaml"), slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "p.yaml is a FIFO, not a file or a directory") {
 		t.Errorf("a FIFO as --snapshot: %v", err)
 	}
@@ -174,7 +174,7 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, _, err := loader{maxBytes: 1 << 20, logger: slog.New(slog.DiscardHandler)}.load(fstest.MapFS{"f.yaml": {Data: data}}, ".")
+		objs, _, err := loader{maxBytes: 1 << 20, logger: slog.New(slog.DiscardHandler)}.load(t.Context(), fstest.MapFS{"f.yaml": {Data: data}}, ".")
 		if err != nil {
 			if objs != nil {
 				t.Errorf("objects and an error: %v", err)

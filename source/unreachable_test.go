@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"testing/fstest"
@@ -16,6 +17,25 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
+
+// lockedBuffer is a log the informers' goroutines write while the test
+// reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
 
 // refused is what client-go returns when nothing listens at the address.
 func refused(r Resource) error {
@@ -53,7 +73,7 @@ func TestFirstRoundFailingHopelesslyEndsTheWait(t *testing.T) {
 		{"503", func(Resource) error { return apierrors.NewServiceUnavailable("starting") }, nil, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var log bytes.Buffer
+			var log lockedBuffer
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			s := New(faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), list: c.list}, DefaultNamespace,

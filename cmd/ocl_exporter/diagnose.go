@@ -82,7 +82,7 @@ func fixedTime(o *options) (time.Time, error) {
 // logs in one line what it could not read. Live, it only lists and
 // watches.
 func syncedSource(ctx context.Context, o *options, logger *slog.Logger) (*source.Source, string, error) {
-	backend, cfg, err := openClients(o, logger)
+	backend, cfg, err := openClients(ctx, o, logger)
 	if err != nil {
 		return nil, "", err
 	}

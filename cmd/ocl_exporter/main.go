@@ -183,8 +183,9 @@ func noteEvaluatedNow(o *options, src *source.Source, logger *slog.Logger) {
 }
 
 // openClients returns what the informers read through and, live, the
-// configuration of the API server (nil offline).
-func openClients(o *options, logger *slog.Logger) (source.Backend, *rest.Config, error) {
+// configuration of the API server (nil offline). A snapshot is read until
+// ctx ends.
+func openClients(ctx context.Context, o *options, logger *slog.Logger) (source.Backend, *rest.Config, error) {
 	switch {
 	case o.example:
 		objs, err := source.Load(examples.Snapshot, "snapshot", logger)
@@ -196,7 +197,7 @@ func openClients(o *options, logger *slog.Logger) (source.Backend, *rest.Config,
 		return mem, nil, err
 	case o.snapshot != "":
 		logger.Info("reading a snapshot offline", "snapshot", o.snapshot)
-		mem, err := source.OpenSnapshotIn(o.snapshot, o.namespace, logger)
+		mem, err := source.OpenSnapshotIn(ctx, o.snapshot, o.namespace, logger)
 		return mem, nil, err
 	}
 	cfg, err := source.RESTConfig(o.kubeconfig)

@@ -57,7 +57,7 @@ func runServe(ctx context.Context, o *options, logger *slog.Logger) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer func() { signal.Stop(hup); close(hup) }()
-	e, err := newExporter(o, logger)
+	e, err := newExporter(ctx, o, logger)
 	if err != nil {
 		if webConfig != nil {
 			webConfig.Close()
@@ -113,8 +113,8 @@ type exporter struct {
 
 // newExporter wires the source, the collectors and the handler, starting
 // nothing.
-func newExporter(o *options, logger *slog.Logger) (*exporter, error) {
-	backend, restConfig, err := openClients(o, logger)
+func newExporter(ctx context.Context, o *options, logger *slog.Logger) (*exporter, error) {
+	backend, restConfig, err := openClients(ctx, o, logger)
 	if err != nil {
 		return nil, err
 	}

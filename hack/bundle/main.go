@@ -3,9 +3,11 @@
 // alerts/*rules.yaml (what promtool checks and tests), and one console
 // dashboard ConfigMap per dashboards/*.json; and for an ACM hub one Grafana
 // dashboard ConfigMap per dashboards/*.json and dashboards/*/*.json (the
-// fleet ones). Run it from the repository root (make bundle); the test next
-// to it fails when deploy/base/generated/ or deploy/acm/generated/ differs
-// from what it would write.
+// fleet ones); and the PersesDashboards of deploy/overlays/perses/ from
+// the dashboards' Go definitions. Run it from the repository root (make
+// bundle); the test next to it fails when deploy/base/generated/,
+// deploy/acm/generated/ or deploy/overlays/perses/generated/ differs from
+// what it would write.
 package main
 
 import (
@@ -108,6 +110,7 @@ var outputs = []struct {
 }{
 	{GeneratedDir, GenerateWith},
 	{ACMGeneratedDir, func(root, _ string) (map[string][]byte, error) { return GenerateACM(root) }},
+	{PersesGeneratedDir, func(string, string) (map[string][]byte, error) { return GeneratePerses() }},
 }
 
 // write replaces the contents of each output directory with what its

@@ -46,11 +46,11 @@ func containerImages(objs []map[string]any) []string {
 }
 
 // TestManifestsCarryTheImage: `make manifests IMAGE=...` renders the base
-// and the user-workload overlay with the exporter's image set, and nothing
-// of the placeholder.
+// and its overlays (user-workload, perses) with the exporter's image set,
+// and nothing of the placeholder.
 func TestManifestsCarryTheImage(t *testing.T) {
 	root := filepath.Join("..", "..")
-	for _, dir := range []string{"deploy", "deploy/overlays/user-workload"} {
+	for _, dir := range []string{"deploy", "deploy/overlays/user-workload", "deploy/overlays/perses"} {
 		for _, ref := range []string{
 			"quay.io/example/ocl_exporter:v0.1.0",
 			"registry.internal:5000/ops/ocl_exporter@sha256:" + strings.Repeat("ab", 32),

@@ -69,7 +69,7 @@ func FromObjects(t testing.TB, objs []runtime.Object) *source.Source {
 // included, and waits until the informers have synced.
 func Snapshot(t testing.TB, dir string) *source.Source {
 	t.Helper()
-	mem, err := source.OpenSnapshot(dir, slog.New(slog.DiscardHandler))
+	mem, err := source.OpenSnapshot(t.Context(), dir, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,21 +92,31 @@ func installMonitoringCRDs(ctx context.Context) error {
 	if len(files) == 0 {
 		return fmt.Errorf("no CRDs in %s", filepath.Join(dir, operatorCRDSubdir))
 	}
+	_, err = applyCRDs(ctx, files)
+	return err
+}
+
+// applyCRDs applies the CRDs of files server-side and strictly validated,
+// as `kubectl apply --server-side` does, waits until each is served, and
+// returns them.
+func applyCRDs(ctx context.Context, files []string) ([]*unstructured.Unstructured, error) {
+	var crds []*unstructured.Unstructured
 	for _, f := range files {
 		objs, err := cluster.LoadFile(f)
 		if err != nil {
-			return err
+			return crds, err
 		}
 		for _, crd := range objs {
 			if err := env.kube.Apply(ctx, crd, false); err != nil {
-				return fmt.Errorf("%s: %w", f, err)
+				return crds, fmt.Errorf("%s: %w", f, err)
 			}
+			crds = append(crds, crd)
 			if err := env.kube.WaitEstablished(ctx, crd); err != nil {
-				return fmt.Errorf("CRD %s not established: %w", crd.GetName(), err)
+				return crds, fmt.Errorf("CRD %s not established: %w", crd.GetName(), err)
 			}
 		}
 	}
-	return nil
+	return crds, nil
 }
 
 // kustomizeBuild is `kustomize build dir`, as objects.
