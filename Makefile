@@ -11,8 +11,13 @@ PKG       := github.com/prometheus/common/version
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 BRANCH    ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+# The build date is the commit's (reproducible-builds.org's
+# SOURCE_DATE_EPOCH), not the clock's: two builds of one commit are the
+# same bytes (make test-reproducible).
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+BUILD_DATE := $(shell date -u -d @$(SOURCE_DATE_EPOCH) +%Y%m%d-%H:%M:%S 2>/dev/null || date -u -r $(SOURCE_DATE_EPOCH) +%Y%m%d-%H:%M:%S)
 LDFLAGS   := -s -w -X $(PKG).Version=$(VERSION) -X $(PKG).Revision=$(REVISION) -X $(PKG).Branch=$(BRANCH) \
-             -X $(PKG).BuildUser=ocl_exporter -X $(PKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S) \
+             -X $(PKG).BuildUser=ocl_exporter -X $(PKG).BuildDate=$(BUILD_DATE) \
              $(if $(RUNBOOK_REPO),-X github.com/ocl-exporter/ocl_exporter/runbooks.Repository=$(RUNBOOK_REPO))
 PROMTOOL    := $(BIN)/promtool
 GOLANGCI    := $(BIN)/golangci-lint
@@ -217,7 +222,7 @@ IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
 IMAGE_LAYOUT    := $(BIN)/ocl_exporter-oci
 IMAGE_TOOL      := $(BIN)/oci-image
 # The image says when its commit was made, not when it was built.
-IMAGE_CREATED   ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE_CREATED   ?= $(SOURCE_DATE_EPOCH)
 
 .PHONY: image test-image push
 image: $(IMAGE_TOOL)
@@ -263,6 +268,22 @@ dist: $(IMAGE_TOOL)
 		-version='$(VERSION)' -revision='$(REVISION)' $(if $(RUNBOOK_REPO),-repository=$(RUNBOOK_REPO))
 	$(GO) run ./hack/dist -dir=$(DIST) -version='$(VERSION)' -revision='$(REVISION)' -image=$(DIST_IMAGE) \
 		-layout=$(DIST_LAYOUT) -platforms='$(DIST_PLATFORMS)'
+
+## test-reproducible: build the release artifacts for REPRO_PLATFORMS
+## twice, the second time in a later second of the clock, and compare
+## their SHA256SUMS: the build date is the commit's (SOURCE_DATE_EPOCH),
+## so one commit builds to the same bytes. The linux platforms only, by
+## default: their packages are compiled already by make test-image.
+REPRO_PLATFORMS ?= linux/amd64 linux/arm64
+REPRO_DIR       := $(BIN)/reproducible
+.PHONY: test-reproducible
+test-reproducible:
+	rm -rf $(REPRO_DIR)
+	$(MAKE) --no-print-directory dist DIST=$(REPRO_DIR)/1 DIST_PLATFORMS='$(REPRO_PLATFORMS)'
+	@start=$$(date +%s); while [ "$$(date +%s)" = "$$start" ]; do sleep 0.1; done
+	$(MAKE) --no-print-directory dist DIST=$(REPRO_DIR)/2 DIST_PLATFORMS='$(REPRO_PLATFORMS)'
+	@diff $(REPRO_DIR)/1/SHA256SUMS $(REPRO_DIR)/2/SHA256SUMS && \
+		echo "test-reproducible: two builds of $(VERSION) are the same bytes ($(words $(REPRO_PLATFORMS)) binaries, the image, the bundle)"
 
 $(IMAGE_TOOL): tools/go.mod tools/go.sum tools/image/main.go
 	cd tools && $(GO) build -o ../$(IMAGE_TOOL) ./image

@@ -16,24 +16,25 @@ import (
 
 // A runbook's first screen (about 30 lines as GitHub renders it) says what
 // is broken, the impact and the first safe command: the exporter's own
-// diagnosis, run in the bundle's Deployment with nothing but oc (the
-// on-call engineer has oc, not the binary). How the alert decides and the
-// checks by hand come below.
+// diagnosis, its /status report read through oc port-forward to the
+// bundle's Deployment as the responder's own login (the on-call engineer
+// has oc and curl, not the binary, and needs no more than the Role
+// ocl-exporter-responder: no exec into the exporter's identity). How the
+// alert decides and the checks by hand come below.
 const (
 	firstScreenLines = 30
 	maxMeaningLines  = 6 // non-blank
 	maxImpactLines   = 4 // non-blank
 )
 
-// diagnoseIn is the first command's start: diagnose in the Deployment of
-// deploy/, by its namespace and name.
-func diagnoseIn(t *testing.T) string {
+// onCall is the bundle's on-call path, which the first command takes.
+func onCall(t *testing.T) deploy.OnCall {
 	t.Helper()
-	exec, err := deploy.Exec("ocl_exporter")
+	o, err := deploy.BundleOnCall()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return exec + " diagnose"
+	return o
 }
 
 // runbookShape is what the shape check needs to know about an alert.
@@ -44,8 +45,16 @@ type runbookShape struct {
 	// check is the title of the diagnose check that is the alert, "" when
 	// none is.
 	check string
-	// command is what the first command starts with (diagnoseIn).
-	command string
+	// onCall is the path the first command takes.
+	onCall deploy.OnCall
+}
+
+// command is the first command the runbook must give, exactly.
+func (s runbookShape) command() string {
+	if s.pool {
+		return s.onCall.Command("<pool>")
+	}
+	return s.onCall.Command("")
 }
 
 // sectionLines returns the lines under the "## " heading up to the next
@@ -91,6 +100,7 @@ func runbookShapeProblems(text string, want runbookShape) []string {
 	}
 	var block, prose []string
 	cmd := -1
+	command := want.command()
 	for i, inBlock, done := 0, false, false; i < len(diag); i++ {
 		switch l := diag[i]; {
 		case strings.HasPrefix(l, "```"):
@@ -98,7 +108,7 @@ func runbookShapeProblems(text string, want runbookShape) []string {
 			inBlock = !inBlock
 		case inBlock && !done:
 			block = append(block, l)
-			if cmd < 0 && strings.HasPrefix(l, want.command) {
+			if cmd < 0 && strings.HasPrefix(l, "oc -n "+want.onCall.Namespace+" port-forward ") {
 				cmd = at + i
 			}
 		case !inBlock:
@@ -111,17 +121,18 @@ func runbookShapeProblems(text string, want runbookShape) []string {
 		if len(block) > 0 {
 			first = fmt.Sprintf("%q", block[0])
 		}
-		return append(out, fmt.Sprintf("the first code block of Diagnosis, first line %s, does not run %s", first, want.command))
+		return append(out, fmt.Sprintf("the first code block of Diagnosis, first line %s, does not run %s", first, command))
 	case cmd+1 > firstScreenLines:
-		out = append(out, fmt.Sprintf("%s is on line %d, past the first screen (%d lines)", want.command, cmd+1, firstScreenLines))
+		out = append(out, fmt.Sprintf("%s is on line %d, past the first screen (%d lines)", command, cmd+1, firstScreenLines))
 	}
-	command := lines[cmd]
-	hasPool := strings.Contains(command, "--pool <pool>") || strings.Contains(command, "--pool=<pool>")
-	switch {
-	case want.pool && !hasPool:
-		out = append(out, fmt.Sprintf("%q: the alert has a pool label, diagnose --pool <pool>", command))
-	case !want.pool && strings.Contains(command, "--pool"):
-		out = append(out, fmt.Sprintf("%q: the alert has no pool label to fill in --pool with", command))
+	switch got := lines[cmd]; {
+	case got == command:
+	case want.pool && !strings.Contains(got, "?pool=<pool>"):
+		out = append(out, fmt.Sprintf("%q: the alert has a pool label, read /status?pool=<pool>: %s", got, command))
+	case !want.pool && strings.Contains(got, "pool="):
+		out = append(out, fmt.Sprintf("%q: the alert has no pool label to fill in ?pool= with: %s", got, command))
+	default:
+		out = append(out, fmt.Sprintf("%q is not the on-call path, %s", got, command))
 	}
 	head := strings.Join(strings.Fields(strings.Join(prose, " ")), " ")
 	if !strings.Contains(head, "`/status`") {
@@ -139,7 +150,7 @@ func wantShapes(t *testing.T) map[string]runbookShape {
 	t.Helper()
 	sources := alerts.LabelSources(t)
 	out := map[string]runbookShape{}
-	command := diagnoseIn(t)
+	path := onCall(t)
 	for _, r := range alerts.AlertRules(t) {
 		e, err := parser.ParseExpr(r.Expr)
 		if err != nil {
@@ -149,7 +160,7 @@ func wantShapes(t *testing.T) map[string]runbookShape {
 		if err != nil {
 			t.Fatalf("%s: %v", r.Alert, err)
 		}
-		out[r.Alert] = runbookShape{pool: slices.Contains(labels, "pool"), command: command}
+		out[r.Alert] = runbookShape{pool: slices.Contains(labels, "pool"), onCall: path}
 	}
 	for _, c := range diagnose.Checks {
 		for _, a := range c.Alerts {
@@ -177,12 +188,13 @@ func TestRunbooksOpenWithTheFirstSafeCommand(t *testing.T) {
 
 // TestRunbookShapeProblemsRejects makes sure the check above can fail.
 func TestRunbookShapeProblemsRejects(t *testing.T) {
+	path := deploy.OnCall{Namespace: "ocl-exporter", Deployment: "ocl-exporter", Port: "29101"}
+	first := path.Command("<pool>")
 	good := "# OCLX\n\n## Meaning\n\nPool broken.\n\n## Impact\n\nNo image.\n\n## Diagnosis\n\nFirst:\n\n" +
-		"```console\noc -n ocl-exporter exec deploy/ocl-exporter -- ocl_exporter diagnose --pool <pool>\n```\n\n" +
+		"```console\n" + first + "\n```\n\n" +
 		"Or:\n\n```console\nocl_exporter diagnose --pool <pool>\n```\n\nCheck \"The pool is fine\"; `/status` too.\n\n" +
 		"### How this alert decides\n\nMechanism.\n\n## Mitigation\n"
-	command := "oc -n ocl-exporter exec deploy/ocl-exporter -- ocl_exporter diagnose"
-	pool := runbookShape{pool: true, check: "The pool is fine", command: command}
+	pool := runbookShape{pool: true, check: "The pool is fine", onCall: path}
 	if p := runbookShapeProblems(good, pool); len(p) > 0 {
 		t.Fatalf("a good runbook: %v", p)
 	}
@@ -194,17 +206,21 @@ func TestRunbookShapeProblemsRejects(t *testing.T) {
 	}{
 		{"long meaning", strings.Replace(good, "Pool broken.\n", long, 1), pool, "Meaning has 7 lines"},
 		{"long impact", strings.Replace(good, "No image.\n", long, 1), pool, "Impact has 7 lines"},
-		{"no diagnose", strings.Replace(good, "ocl_exporter diagnose --pool <pool>", "oc get mcp <pool>", 1), pool, "does not run oc -n"},
-		{"diagnose after another block", strings.Replace(good, "First:\n", "```console\noc get mcp\n```\n", 1), pool, "does not run oc -n"},
-		{"diagnose only in a subsection", strings.Replace(good, "First:\n", "First:\n\n### By hand\n", 1), pool, "does not run oc -n"},
+		{"no diagnosis", strings.Replace(good, first, "oc get mcp <pool>", 1), pool, "does not run oc -n"},
+		{"exec into the exporter's pod", strings.Replace(good, first, "oc -n ocl-exporter exec deploy/ocl-exporter -- ocl_exporter diagnose --pool <pool>", 1), pool, "does not run oc -n"},
+		{"diagnosis after another block", strings.Replace(good, "First:\n", "```console\noc get mcp\n```\n", 1), pool, "does not run oc -n"},
+		{"diagnosis only in a subsection", strings.Replace(good, "First:\n", "First:\n\n### By hand\n", 1), pool, "does not run oc -n"},
 		{"below the first screen", strings.Replace(good, "First:\n", strings.Repeat("Text.\n", firstScreenLines), 1), pool, "past the first screen"},
-		{"no --pool", strings.Replace(good, " --pool <pool>", "", 1), pool, "diagnose --pool <pool>"},
-		{"--pool without a pool label", good, runbookShape{check: pool.check, command: command}, "no pool label"},
-		{"the binary first", strings.Replace(good, "oc -n ocl-exporter exec deploy/ocl-exporter -- ", "", 1), pool, "does not run oc -n"},
+		{"no ?pool", strings.Replace(good, first, path.Command(""), 1), pool, "read /status?pool=<pool>"},
+		{"?pool without a pool label", good, runbookShape{check: pool.check, onCall: path}, "no pool label"},
+		{"the binary first", strings.Replace(good, first, "ocl_exporter diagnose --pool <pool>", 1), pool, "does not run oc -n"},
 		{"another namespace", strings.Replace(good, "-n ocl-exporter", "-n monitoring", 1), pool, "does not run oc -n"},
-		{"another deployment", strings.Replace(good, "deploy/ocl-exporter", "deploy/exporter", 1), pool, "does not run oc -n"},
+		{"another deployment", strings.Replace(good, "deploy/ocl-exporter", "deploy/exporter", 1), pool, "is not the on-call path"},
+		{"another port", strings.Replace(good, "29101 >", "29100 >", 1), pool, "is not the on-call path"},
+		{"TLS unchecked", strings.Replace(good, "curl -sS", "curl -k -sS", 1), pool, "is not the on-call path"},
+		{"a token", strings.Replace(good, "curl -sS", `curl -H "Authorization: Bearer $(oc whoami -t)" -sS`, 1), pool, "is not the on-call path"},
 		{"no /status", strings.Replace(good, "`/status`", "the page", 1), pool, "/status"},
-		{"another check", good, runbookShape{pool: true, check: "The build succeeded"}, `check "The build succeeded"`},
+		{"another check", good, runbookShape{pool: true, check: "The build succeeded", onCall: path}, `check "The build succeeded"`},
 	} {
 		p := runbookShapeProblems(c.text, c.want)
 		if !slices.ContainsFunc(p, func(s string) bool { return strings.Contains(s, c.problem) }) {

@@ -140,3 +140,32 @@ func TestCommandsQuoteNames(t *testing.T) {
 		t.Errorf("a name inside a word: %s", got)
 	}
 }
+
+// TestMarkdownRunbookLinkIsOneLink: a runbook URL that closes its link
+// and opens another, as a --web.runbook-url of
+// https://x.example/a)[b](javascript:alert(1))/ did, stays inside the
+// one link in the markdown report (the flag refuses such a base too).
+func TestMarkdownRunbookLinkIsOneLink(t *testing.T) {
+	url := "https://x.example/a)[b](javascript:alert(1))/ <x>/OCLMachineOSBuildFailed.md"
+	r := &Report{
+		Time: time.Date(2025, 10, 17, 12, 0, 0, 0, time.UTC), Verdict: Problem,
+		Cluster: []Check{{ID: CheckOperator, Title: "operator", Status: Failed, Findings: []Finding{
+			{Object: Object{Kind: "ClusterOperator", Name: "machine-config"}, Message: "degraded", Runbook: &Runbook{Alert: "OCLMachineOSBuildFailed", URL: url}},
+		}}},
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(md.String()) {
+		dest, ok := strings.CutPrefix(strings.TrimSpace(line), "- Runbook: [OCLMachineOSBuildFailed](")
+		if !ok {
+			continue
+		}
+		if i := strings.IndexAny(dest, "()<> "); i != len(dest)-1 {
+			t.Errorf("the link's destination ends early, at %q: %s", dest[:i], line)
+		}
+		return
+	}
+	t.Errorf("no runbook link:\n%s", md.String())
+}

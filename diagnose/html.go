@@ -1,7 +1,9 @@
 package diagnose
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/base64"
 	"html/template"
 	"io"
 	"strings"
@@ -10,6 +12,20 @@ import (
 
 //go:embed status.html.tmpl
 var statusTemplate string
+
+// StyleSource is the Content-Security-Policy source of the page's one
+// style element, its hash: the page needs nothing else from a browser (no
+// script, image, font or frame).
+var StyleSource = styleSource(statusTemplate)
+
+// styleSource hashes the content of the first style element of a
+// template, which is static text: html/template writes it as it is.
+func styleSource(tmpl string) string {
+	_, rest, _ := strings.Cut(tmpl, "<style>")
+	css, _, _ := strings.Cut(rest, "</style>")
+	sum := sha256.Sum256([]byte(css))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
 
 var htmlTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
 	"object":  objectName,

@@ -108,7 +108,7 @@ func findings(b *strings.Builder, prefix string, checks []Check, now time.Time, 
 				fmt.Fprintf(b, "- Since: %s\n", since(*f.Since, now))
 			}
 			if f.Runbook != nil {
-				fmt.Fprintf(b, "- Runbook: [%s](%s)\n", f.Runbook.Alert, f.Runbook.URL)
+				fmt.Fprintf(b, "- Runbook: [%s](%s)\n", f.Runbook.Alert, linkDestination.Replace(f.Runbook.URL))
 			}
 			switch {
 			case len(f.Commands) == 0:
@@ -120,6 +120,10 @@ func findings(b *strings.Builder, prefix string, checks []Check, now time.Time, 
 		}
 	}
 }
+
+// linkDestination percent-encodes what would end a markdown link's
+// destination early and start text, or another link, after it.
+var linkDestination = strings.NewReplacer("(", "%28", ")", "%29", "<", "%3C", ">", "%3E", " ", "%20", "\\", "%5C")
 
 // mdEscape is plaintext.Markdown; the report's values are already one
 // line each (cleanText).

@@ -78,6 +78,10 @@ type Report struct {
 	Pools   []Pool  `json:"pools"`
 	// HiddenPools counts the pools left out by Limit.
 	HiddenPools int `json:"hiddenPools,omitempty"`
+
+	// verdictFor decides the verdict of the report narrowed to one pool
+	// (ForPool), from what New decided this one's.
+	verdictFor func(r *Report, pool string) (Verdict, string)
 }
 
 // Pool is one MachineConfigPool, or the pool a MachineOSConfig names when
@@ -167,6 +171,23 @@ func (r *Report) countChecks(st Status) int {
 		}
 	}
 	return n
+}
+
+// ForPool is the report New makes with Options.Pool set to name (diagnose
+// --pool): the cluster's checks and that pool's, and their verdict.
+func (r *Report) ForPool(name string) *Report {
+	n := *r
+	n.Pools, n.HiddenPools = []Pool{}, 0
+	for _, p := range r.Pools {
+		if p.Name == name {
+			n.Pools = append(n.Pools, p)
+		}
+	}
+	if r.verdictFor != nil {
+		v, summary := r.verdictFor(&n, name)
+		n.Verdict, n.Summary = v, cleanText(summary)
+	}
+	return &n
 }
 
 // Limit keeps at most maxPools pools, those with a problem or unknown

@@ -49,6 +49,15 @@ func New(c *analysis.Cluster, status []source.ResourceStatus, o Options) *Report
 		}
 	}
 	r.Verdict, r.Summary = verdict(r, status, o, len(c.MachineOSConfigs), pools)
+	if o.Pool == "" {
+		// The count, not the view: a report outlives the view it read.
+		moscs := len(c.MachineOSConfigs)
+		r.verdictFor = func(n *Report, pool string) (Verdict, string) {
+			o := o
+			o.Pool = pool
+			return verdict(n, status, o, moscs, pools)
+		}
+	}
 	r.nameLogFiles(c)
 	r.clean()
 	return r

@@ -23,6 +23,13 @@ KUBE_LDFLAGS  := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
                  -X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
                  -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%))) \
                  -X k8s.io/component-base/version.gitTreeState=clean
+# The on-call path's test (TestResponderRole): kubectl, whose port-forward
+# is the code `oc port-forward` runs, and the kubelet's own port-forward
+# server standing in for a kubelet, both from hack/kube-apiserver (the
+# same packages as kube-apiserver, so about 30 CPU-seconds more), and
+# curl.
+E2E_KUBECTL   := $(E2E_CACHE)/kubectl-$(KUBE_VERSION)
+E2E_KUBELETPF := $(E2E_CACHE)/kubelet-portforward-$(KUBE_VERSION)
 E2E_AM        := $(E2E_CACHE)/alertmanager-$(AM_VERSION)/alertmanager
 E2E_DEBIAN    := $(E2E_CACHE)/debian-bookworm
 E2E_ETCD      := $(E2E_DEBIAN)/etcd-server/usr/bin/etcd
@@ -44,7 +51,7 @@ E2E_ARGS      ?=
 e2e: e2e-tools
 	E2E_KUBE_APISERVER=$(E2E_APISERVER) E2E_ETCD=$(E2E_ETCD) E2E_PROMETHEUS=$(E2E_PROM) \
 	E2E_PROMTOOL=$(dir $(E2E_PROM))promtool E2E_ALERTMANAGER=$(E2E_AM) E2E_PROMETHEUS_OPERATOR=$(E2E_PO) \
-	E2E_OPERATOR_PROMETHEUS=$(E2E_PROMK8S) \
+	E2E_OPERATOR_PROMETHEUS=$(E2E_PROMK8S) E2E_KUBECTL=$(E2E_KUBECTL) E2E_KUBELET_PORTFORWARD=$(E2E_KUBELETPF) \
 		$(GO) test -tags e2e -count=1 -timeout 40m $(E2E_ARGS) ./test/e2e/
 
 ## e2e-soak: the e2e suite SOAK_RUNS times in a row beside SOAK_BURN
@@ -65,12 +72,31 @@ e2e-soak: e2e-tools
 
 ## e2e-tools: build or extract the e2e servers into $(E2E_CACHE) without
 ## running anything (make e2e does it first).
-e2e-tools: $(E2E_APISERVER) $(E2E_AM) $(E2E_ETCD) $(E2E_PROM) $(E2E_PO) $(E2E_PROMK8S)
+e2e-tools: $(E2E_APISERVER) $(E2E_KUBECTL) $(E2E_KUBELETPF) $(E2E_AM) $(E2E_ETCD) $(E2E_PROM) $(E2E_PO) $(E2E_PROMK8S) curl
 
 $(E2E_APISERVER):
 	mkdir -p $(E2E_CACHE)
 	cd hack/kube-apiserver && nice -n 19 $(GO) build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver
 	mv $@.tmp $@
+
+$(E2E_KUBECTL):
+	mkdir -p $(E2E_CACHE)
+	cd hack/kube-apiserver && nice -n 19 $(GO) build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $@.tmp k8s.io/kubernetes/cmd/kubectl
+	mv $@.tmp $@
+
+# Rebuilt when its source changes: it is this repository's code.
+$(E2E_KUBELETPF): hack/kube-apiserver/kubelet-portforward/main.go hack/kube-apiserver/go.mod
+	mkdir -p $(E2E_CACHE)
+	cd hack/kube-apiserver && nice -n 19 $(GO) build -trimpath -o $@.tmp ./kubelet-portforward
+	mv $@.tmp $@
+
+## curl: install Debian's curl, which the runbooks' first command runs,
+## when it is missing (needs root).
+.PHONY: curl
+curl:
+	@if ! command -v curl >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl; \
+	fi
 
 $(E2E_PO):
 	mkdir -p $(E2E_CACHE)

@@ -8,6 +8,7 @@ package regularfile
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -29,6 +30,25 @@ func Open(path string, maxBytes int64) (*os.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	return f, nil
+}
+
+// ReadFile reads path whole if it is a regular file of at most maxBytes
+// (maxBytes must be positive): the size is checked through the
+// descriptor, and a file that grows while it is read is refused too.
+func ReadFile(path string, maxBytes int64) ([]byte, error) {
+	f, err := Open(path, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if int64(len(b)) > maxBytes {
+		return nil, fmt.Errorf("%s grew past %d bytes while read", path, maxBytes)
+	}
+	return b, nil
 }
 
 // Check is Open and Close, for a file another library reads by its path.

@@ -50,9 +50,16 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
 			t.Errorf("Check(%s) = %v, want an error naming it and %q", tc.path, err, tc.want)
 		}
+		err = within(t, tc.path, func() error { _, err := ReadFile(tc.path, 1024); return err })
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path) {
+			t.Errorf("ReadFile(%s) = %v, want an error naming it and %q", tc.path, err, tc.want)
+		}
 	}
 	if err := Check(ok, 1024); err != nil {
 		t.Errorf("Check(regular file) = %v", err)
+	}
+	if b, err := ReadFile(ok, 1024); err != nil || string(b) != "a: 1\n" {
+		t.Errorf("ReadFile(regular file) = %q, %v", b, err)
 	}
 }
 

@@ -220,6 +220,9 @@ func (s *Serving) start(w *WebConfig) (*generation, error) {
 			g.conns.track(state)
 		}
 		h := sock.handoff()
+		if w != nil {
+			h.accepted = w.refreshTLSFiles
+		}
 		g.servers, g.handoffs = append(g.servers, srv), append(g.handoffs, h)
 		g.serving.Add(1)
 		go func() {
@@ -385,7 +388,10 @@ func (s *socket) handoff() *handoff {
 }
 
 type handoff struct {
-	sock       *socket
+	sock *socket
+	// accepted, when set, runs before a connection is handed to the
+	// server, ahead of its TLS handshake.
+	accepted   func()
 	accepting  chan struct{} // closed on the first Accept: the server is up
 	acceptOnce sync.Once
 	done       chan struct{}
@@ -407,6 +413,9 @@ func (h *handoff) Accept() (net.Conn, error) {
 			go h.sock.deliver(a)
 			return nil, net.ErrClosed
 		default:
+			if a.c != nil && h.accepted != nil {
+				h.accepted()
+			}
 			return a.c, a.err
 		}
 	case <-h.done:

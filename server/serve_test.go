@@ -139,7 +139,7 @@ func TestReloadAnswersEveryConnection(t *testing.T) {
 // base URL.
 func serveFile(t *testing.T, file string, h http.Handler, maxConns int) (*Serving, string) {
 	t.Helper()
-	w, err := LoadWebConfig(file, 1<<20)
+	w, err := LoadWebConfig(file, 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

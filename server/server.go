@@ -17,7 +17,6 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
-	"github.com/ocl-exporter/ocl_exporter/diagnose"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
@@ -42,12 +41,8 @@ type Config struct {
 	Logger    *slog.Logger
 	// MaxRequests bounds concurrent scrapes; 0 means no limit.
 	MaxRequests int
-	// Status, when set, diagnoses the current view for the /status page.
-	Status func() *diagnose.Report
-	// StatusGeneration counts changes of the view: the page is rendered
-	// again only when it moved, or after statusMaxAge. Without it every
-	// request renders.
-	StatusGeneration func() uint64
+	// Status, when set, serves the /status page (StatusHandler).
+	Status http.Handler
 	// Profiling is true when /debug/pprof/ is served (--web.enable-pprof):
 	// only then does the landing page link the profiles.
 	Profiling bool
@@ -73,7 +68,7 @@ func Handler(cfg Config) (http.Handler, error) {
 		{Address: "/healthz", Text: "Health"},
 	}
 	if cfg.Status != nil {
-		mux.Handle("GET "+StatusPath, statusPage(cfg.Status, cfg.StatusGeneration, cfg.Logger))
+		mux.Handle("GET "+StatusPath, cfg.Status)
 		links = append([]web.LandingLinks{{Address: StatusPath, Text: "Status", Description: "What is wrong with image mode on this cluster, stage by stage per pool, and what to do."}}, links...)
 	}
 	if cfg.MetricsPath != "/" {
@@ -90,6 +85,18 @@ func Handler(cfg Config) (http.Handler, error) {
 		mux.Handle("GET /", landing)
 	}
 	return mux, nil
+}
+
+// PortForwardHandler serves status, the /status handler, and nothing
+// else: what the listener of --web.port-forward-address serves, on a
+// loopback address of the pod, which only `oc port-forward` reaches.
+func PortForwardHandler(status http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET "+StatusPath, status)
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "only "+StatusPath+" is served on this address", http.StatusNotFound)
+	})
+	return mux
 }
 
 // reservedPaths are served whatever --web.telemetry-path says; the mux

@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -167,7 +169,9 @@ func TestStatusServesGzip(t *testing.T) {
 func TestStatusPageIsCapped(t *testing.T) {
 	h := statusPage(func() *diagnose.Report { return statusReportOf(5000) }, nil, slog.New(slog.DiscardHandler))
 	rec := httptest.NewRecorder()
-	h(rec, httptest.NewRequest(http.MethodGet, StatusPath, nil))
+	req := httptest.NewRequest(http.MethodGet, StatusPath, nil)
+	req.Header.Set("Accept", "text/html")
+	h(rec, req)
 	body := rec.Body.String()
 	if got := strings.Count(body, "<li>"); got != statusMaxPools {
 		t.Errorf("%d pools on the page, want %d", got, statusMaxPools)
@@ -181,16 +185,22 @@ func TestStatusPageIsCapped(t *testing.T) {
 }
 
 // TestStatusServesJSONWhenAsked: a client that prefers application/json
-// gets the report as `diagnose -o json` writes it; a browser gets HTML.
+// gets the report as `diagnose -o json` writes it; a browser gets HTML;
+// curl, or a client that asks for neither, the text diagnose prints.
 func TestStatusServesJSONWhenAsked(t *testing.T) {
 	h := statusPage(func() *diagnose.Report { return statusReportOf(3) }, nil, slog.New(slog.DiscardHandler))
+	const html, text = "text/html; charset=utf-8", "text/plain; charset=utf-8"
 	for _, tc := range []struct{ accept, want string }{
-		{"", "text/html; charset=utf-8"},
-		{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "text/html; charset=utf-8"},
+		{"", text},
+		{"*/*", text},
+		{"text/plain", text},
+		{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", html},
+		{"text/html", html},
 		{"application/json", "application/json"},
 		{"application/json, text/plain, */*", "application/json"},
 		{"text/html;q=0.5, application/json", "application/json"},
-		{"application/json;q=0", "text/html; charset=utf-8"},
+		{"application/json;q=0", text},
+		{"text/plain;q=0.1, text/html", html},
 	} {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodGet, StatusPath, nil)
@@ -208,5 +218,61 @@ func TestStatusServesJSONWhenAsked(t *testing.T) {
 				t.Errorf("Accept %q: not the report as JSON (%v): %.200s", tc.accept, err, rec.Body.String())
 			}
 		}
+	}
+}
+
+// TestStatusHeaders: every answer of /status forbids content sniffing,
+// and the page may apply its own style element and nothing else (no
+// script, image or frame, and no page may frame it). The policy's hash is
+// the style element's as served, so Chromium applies it (make
+// test-browser checks the colours).
+func TestStatusHeaders(t *testing.T) {
+	h := statusPage(func() *diagnose.Report { return statusReportOf(3) }, nil, slog.New(slog.DiscardHandler))
+	for _, accept := range []string{"text/html", "application/json", "*/*"} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, StatusPath, nil)
+		req.Header.Set("Accept", accept)
+		h(rec, req)
+		if got := rec.Header().Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("Accept %s: X-Content-Type-Options %q, want nosniff", accept, got)
+		}
+		csp := rec.Header().Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("Accept %s: Content-Security-Policy %q lacks %q", accept, csp, want)
+			}
+		}
+		if accept != "text/html" {
+			continue
+		}
+		page := rec.Body.String()
+		_, rest, _ := strings.Cut(page, "<style>")
+		css, _, ok := strings.Cut(rest, "</style>")
+		if !ok || strings.Count(page, "<style") != 1 || strings.Contains(page, "style=") || strings.Contains(page, "<script") {
+			t.Fatalf("the page holds other than one style element and no script:\n%.500s", page)
+		}
+		sum := sha256.Sum256([]byte(css))
+		if want := "style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "';"; !strings.Contains(csp, want) {
+			t.Errorf("Content-Security-Policy %q does not allow the page's style element (%s)", csp, want)
+		}
+	}
+}
+
+// TestStatusForOnePool: ?pool= narrows the report as diagnose --pool
+// does, in every format.
+func TestStatusForOnePool(t *testing.T) {
+	h := statusPage(func() *diagnose.Report { return statusReportOf(300) }, nil, slog.New(slog.DiscardHandler))
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, StatusPath+"?pool=pool-00107", nil)
+	req.Header.Set("Accept", "application/json")
+	h(rec, req)
+	var r diagnose.Report
+	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil || len(r.Pools) != 1 || r.Pools[0].Name != "pool-00107" {
+		t.Errorf("?pool=pool-00107: %v %.300s", err, rec.Body.String())
+	}
+	rec = httptest.NewRecorder()
+	h(rec, httptest.NewRequest(http.MethodGet, StatusPath+"?pool=pool-00207", nil))
+	if body := rec.Body.String(); !strings.Contains(body, "pool-00207") || strings.Contains(body, "pool-00107") {
+		t.Errorf("?pool=pool-00207 as text:\n%s", body)
 	}
 }

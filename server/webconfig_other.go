@@ -9,7 +9,8 @@ import (
 
 // privateCopy is a file in a private temporary directory, where there is
 // no memfd (a workstation: its temporary directory is writable). A copy
-// never changes; a reload makes a new one.
+// of the web config never changes (a reload makes a new one); a copy of a
+// TLS file is replaced whole when the file changes.
 type privateCopy struct{ dir string }
 
 // newPrivateCopy returns a new copy holding b.
@@ -26,6 +27,16 @@ func newPrivateCopy(b []byte) (privateCopy, error) {
 	return c, nil
 }
 
-func (c privateCopy) path() string { return filepath.Join(c.dir, "web-config.yml") }
+// replace renames a new file holding b over c's: a reader that opened the
+// old file reads it to its end.
+func (c privateCopy) replace(b []byte) error {
+	tmp := c.path() + ".new"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, c.path())
+}
+
+func (c privateCopy) path() string { return filepath.Join(c.dir, "copy") }
 
 func (c privateCopy) close() { _ = os.RemoveAll(c.dir) }

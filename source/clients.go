@@ -20,11 +20,30 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/kubeapi"
 )
 
-// RESTConfig finds the cluster to talk to: an explicit kubeconfig file, else
-// the in-cluster service account, else $KUBECONFIG or ~/.kube/config.
+// RESTConfig finds the cluster to talk to (LoadRESTConfig) and reads the
+// files its credentials name as regular files of bounded size
+// (ReadCredentialFiles).
 func RESTConfig(kubeconfig string) (*rest.Config, error) {
+	cfg, err := LoadRESTConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if err := ReadCredentialFiles(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// LoadRESTConfig finds the cluster to talk to: an explicit kubeconfig
+// file, else the in-cluster service account, else $KUBECONFIG or
+// ~/.kube/config. The files a kubeconfig's current context names (its
+// certificate-authority, client-certificate, client-key and tokenFile)
+// must be regular files of at most MaxCredentialBytes: clientcmd reads
+// the tokenFile itself, and a FIFO there hung it, /dev/zero exhausted
+// the memory.
+func LoadRESTConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		cfg, err := loadKubeconfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig})
 		if err != nil {
 			return nil, fmt.Errorf("loading --kubeconfig %q: %w", kubeconfig, err)
 		}
@@ -42,7 +61,7 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 		return nil, errors.New("no cluster configuration found: not running in a pod, --kubeconfig is unset and neither $KUBECONFIG nor ~/.kube/config exists; " +
 			"pass --kubeconfig, or --snapshot=PATH to read a snapshot offline")
 	}
-	cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	cfg, err = loadKubeconfig(rules)
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig from %v: %w", rules.GetLoadingPrecedence(), err)
 	}

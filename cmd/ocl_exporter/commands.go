@@ -52,11 +52,15 @@ func defaultRunbookBase() string {
 	return runbooks.At(runbooks.Ref(version.Version, version.GetRevision()))
 }
 
-// validRunbookBase wants an absolute http(s) URL ending in a slash.
+// validRunbookBase wants an absolute http(s) URL ending in a slash, of
+// printable ASCII without the characters that end a markdown link or an
+// HTML attribute: https://x.example/a)[b](javascript:alert(1))/ put a
+// javascript: link in the markdown report.
 func validRunbookBase(base string) error {
 	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.HasSuffix(base, "/") {
-		return fmt.Errorf("--web.runbook-url=%q: want an http(s) URL ending in /, e.g. https://runbooks.example.com/ocl/", base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.HasSuffix(base, "/") ||
+		strings.ContainsFunc(base, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune("()<>\"'`\\", r) }) {
+		return fmt.Errorf("--web.runbook-url=%q: want an http(s) URL ending in /, without spaces, quotes, ( ) < > or \\ (percent-encode them), e.g. https://runbooks.example.com/ocl/", base)
 	}
 	return nil
 }
@@ -66,7 +70,7 @@ func addCommands(app *kingpin.Application, o *toolOptions) {
 	app.Command(serveCommand, "Serve the OCL metrics, the status page and the health endpoints (the default).").Default()
 	// No Default(): it depends on the build, and --help and docs/flags.md
 	// would differ from one build to the next; parseFlags fills it in.
-	app.Flag("web.runbook-url", "Base URL of the runbooks the status page and diagnose link, ending in /; <Alert>.md is appended. Default: the repository's runbooks at the tag or commit this binary was built from.").
+	app.Flag("web.runbook-url", "Base URL of the runbooks the status page and diagnose link: http(s), ending in /, without spaces, quotes, ( ) < > or \\ (percent-encode them); <Alert>.md is appended. Default: the repository's runbooks at the tag or commit this binary was built from.").
 		Action(func(*kingpin.ParseContext) error { return validRunbookBase(o.runbookBase) }).StringVar(&o.runbookBase)
 	addDiagnoseCommand(app, o)
 	addCaptureCommand(app, o)

@@ -118,9 +118,14 @@ func TestDiagnoseOutputsAndPool(t *testing.T) {
 // links the runbooks under --web.runbook-url, and the landing page links it.
 func TestStatusPage(t *testing.T) {
 	base := startExporter(t, "--example", "--web.runbook-url=https://runbooks.example.com/ocl/")
-	code, body := get(t, base+"/status")
+	code, body := getAccepting(t, base+"/status", "text/html")
 	if code != http.StatusOK {
 		t.Fatalf("/status: %d %s", code, body)
+	}
+	// curl, or anything that asks for no format, gets what diagnose
+	// prints.
+	if _, text := get(t, base+"/status?pool=layered"); !strings.Contains(text, "Pool layered: stage 2 MachineOSBuild failed") || strings.Contains(text, "Pool infra") {
+		t.Errorf("/status?pool=layered without Accept is not the text report of pool layered:\n%s", text)
 	}
 	for _, want := range []string{"Stage 2 MachineOSBuild", "containerfile_command_failed", `href="https://runbooks.example.com/ocl/OCLMachineOSBuildFailed.md"`} {
 		if !strings.Contains(body, want) {

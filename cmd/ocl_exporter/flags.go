@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,6 +30,7 @@ var accepted = map[string]string{
 	"collector.render-interval": "a duration of at least " + minRenderInterval.String() + ", such as 500ms or 1s",
 	"web.max-requests":          "a whole number, 0 for no limit",
 	"web.listen-address":        "host:port or :port, such as :29100 or 127.0.0.1:29100",
+	"web.port-forward-address":  "127.0.0.1:PORT or [::1]:PORT, such as 127.0.0.1:29101",
 	"auth.kubernetes.cache-ttl": "a positive duration, such as 30s or 1m",
 	"kubeconfig":                "the path of a readable kubeconfig file",
 	"mco.namespace":             "a namespace name (lower-case letters, digits and '-')",
@@ -124,6 +126,9 @@ func validate(o *options) error {
 	if err := checkListenAddresses(*o.web.WebListenAddresses); err != nil {
 		return err
 	}
+	if err := checkPortForwardAddress(o.portForward); err != nil {
+		return err
+	}
 	return checkKubeconfig(o.kubeconfig, os.Getenv("KUBECONFIG"))
 }
 
@@ -145,6 +150,24 @@ func checkListenAddresses(addrs []string) error {
 		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
 			return flagError("web.listen-address", "%q has no port number between 1 and 65535", a)
 		}
+	}
+	return nil
+}
+
+// checkPortForwardAddress wants a loopback IP and a port: the address
+// serves /status without authentication, which only a loopback address
+// keeps to those who may port-forward to the pod.
+func checkPortForwardAddress(a string) error {
+	if a == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return flagError("web.port-forward-address", "%q: %v", a, err)
+	}
+	ip, err := netip.ParseAddr(host)
+	if n, perr := strconv.ParseUint(port, 10, 16); err != nil || !ip.IsLoopback() || perr != nil || n == 0 {
+		return flagError("web.port-forward-address", "%q is not a loopback IP and a port: /status is served there without authentication", a)
 	}
 	return nil
 }

@@ -49,6 +49,14 @@ func TestBadFlagsFailNamingTheFlag(t *testing.T) {
 		{[]string{"--kubeconfig=" + fifo}, `--kubeconfig: open ` + fifo + `: a FIFO, not a regular file`},
 		{[]string{"--kubeconfig=" + dir}, "a directory, not a regular file"},
 		{[]string{"--kubeconfig=/dev/zero"}, "--kubeconfig: open /dev/zero: a character device, not a regular file"},
+		{[]string{"--web.port-forward-address=:29101"}, `--web.port-forward-address: ":29101" is not a loopback IP and a port`},
+		{[]string{"--web.port-forward-address=0.0.0.0:29101"}, `--web.port-forward-address: "0.0.0.0:29101" is not a loopback IP`},
+		{[]string{"--web.port-forward-address=localhost:29101"}, `--web.port-forward-address: "localhost:29101" is not a loopback IP`},
+		{[]string{"--web.port-forward-address=127.0.0.1:0"}, `--web.port-forward-address: "127.0.0.1:0" is not a loopback IP and a port`},
+		// The markdown report would carry a javascript: link.
+		{[]string{"diagnose", "--example", "--web.runbook-url=https://x.example/a)[b](javascript:alert(1))/"}, "want an http(s) URL ending in /, without"},
+		{[]string{"--web.runbook-url=https://x.example/a b/"}, "want an http(s) URL ending in /, without"},
+		{[]string{"--web.runbook-url=https://x.example/<b>/"}, "want an http(s) URL ending in /, without"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			err := runWithin(t, tc.args)

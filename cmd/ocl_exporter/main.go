@@ -58,7 +58,10 @@ type options struct {
 	kubeconfig, snapshot, namespace, metricsPath string
 	example, pprof                               bool
 	// now evaluates a snapshot at the current time, not its capture time.
-	now            bool
+	now bool
+	// portForward is the loopback address /status is also served on,
+	// without authentication, for `oc port-forward`; "" for none.
+	portForward    string
 	maxRequests    int
 	maxConnections int
 	renderInterval time.Duration
@@ -124,6 +127,8 @@ func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 		StringsVar(&o.authAudiences)
 	app.Flag("collector.render-interval", "How often the OCL metrics are re-rendered when the cluster changed; scrapes serve the latest render, so this bounds how far the metrics lag the cluster.").
 		Default("1s").DurationVar(&o.renderInterval)
+	app.Flag("web.port-forward-address", "Also serve /status, and nothing else, without TLS or authentication, on this loopback address (127.0.0.1:PORT or [::1]:PORT), for `oc port-forward`: in a pod, only whoever may port-forward to it reaches it. The runbooks' first command reads it. Default: none.").
+		StringVar(&o.portForward)
 	app.Flag("web.enable-pprof", "Serve Go's profiles (heap, CPU, goroutines) under /debug/pprof/, behind the same TLS and auth as the metrics. Off by default.").
 		BoolVar(&o.pprof)
 	o.web = kingpinflag.AddFlags(app, defaultAddress)

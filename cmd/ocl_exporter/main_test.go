@@ -45,11 +45,18 @@ func startExporter(t *testing.T, args ...string) string {
 // enables TLS) and the client that speaks it.
 func startExporterOver(t *testing.T, scheme string, client *http.Client, args ...string) string {
 	t.Helper()
+	return startExporterLogging(t, scheme, client, io.Discard, args...)
+}
+
+// startExporterLogging is startExporterOver with the exporter's log
+// (warnings and errors) written to log.
+func startExporterLogging(t *testing.T, scheme string, client *http.Client, log io.Writer, args ...string) string {
+	t.Helper()
 	addr := freeAddress(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		errc <- run(ctx, append(args, "--web.listen-address="+addr, "--log.level=warn"), io.Discard)
+		errc <- run(ctx, append(args, "--web.listen-address="+addr, "--log.level=warn"), log)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -79,7 +86,20 @@ func startExporterOver(t *testing.T, scheme string, client *http.Client, args ..
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	return getAccepting(t, url, "")
+}
+
+// getAccepting is get with an Accept header ("" for none).
+func getAccepting(t *testing.T, url, accept string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

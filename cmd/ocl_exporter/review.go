@@ -252,7 +252,8 @@ func reviewToken(o *options, querier *url.URL, logger *slog.Logger) (func() (str
 		}
 		return tokenFromFile("bearer-token-file", path), "--bearer-token-file " + path, nil
 	}
-	cfg, err := source.RESTConfig(o.kubeconfig)
+	// Its token file is read here, with checks, on every query.
+	cfg, err := source.LoadRESTConfig(o.kubeconfig)
 	switch {
 	case err != nil && o.kubeconfig != "":
 		return nil, "", err

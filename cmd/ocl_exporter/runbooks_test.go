@@ -1,21 +1,17 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/ocl-exporter/ocl_exporter/deploy"
 )
 
 // runbookCommands returns the ocl_exporter command lines of the code
-// blocks of a markdown text, the binary run directly or in a pod (oc ...
-// exec ... -- ocl_exporter ...), continuation lines joined and a "$ "
-// prompt dropped.
+// blocks of a markdown text, continuation lines joined and a "$ " prompt
+// dropped.
 func runbookCommands(text string) []string {
 	var out []string
 	inBlock, cmd := false, ""
@@ -24,7 +20,7 @@ func runbookCommands(text string) []string {
 		case strings.HasPrefix(l, "```"):
 			inBlock = !inBlock
 		case !inBlock:
-		case cmd != "" || strings.HasPrefix(strings.TrimPrefix(l, "$ "), name+" ") || strings.Contains(l, " -- "+name+" "):
+		case cmd != "" || strings.HasPrefix(strings.TrimPrefix(l, "$ "), name+" "):
 			cmd += strings.TrimPrefix(strings.TrimSpace(l), "$ ")
 			if strings.HasSuffix(cmd, `\`) {
 				cmd = strings.TrimSpace(strings.TrimSuffix(cmd, `\`)) + " "
@@ -97,28 +93,10 @@ func shellWords(line string) []string {
 
 var substitution = regexp.MustCompile(`\$\(.*\)`)
 
-// inBundle returns the arguments of an ocl_exporter command line that the
-// binary parses: those after the name, run directly or by exec (the
-// runbooks' first command), which must name the namespace and Deployment
-// of deploy/.
-func inBundle(c string) (string, error) {
-	exec, err := deploy.Exec(name)
-	if err != nil {
-		return "", err
-	}
-	if !strings.HasPrefix(c, "oc ") {
-		return c, nil
-	}
-	if args, ok := strings.CutPrefix(c, exec+" "); ok {
-		return name + " " + args, nil
-	}
-	return "", fmt.Errorf("does not run the bundle's Deployment (%s)", exec)
-}
-
 // TestRunbookCommandsParse: every ocl_exporter command a runbook gives
-// (diagnose first, in the bundle's pod or by the binary; review after the
-// incident) is accepted by the binary's own command line, placeholders
-// filled in: a renamed or removed flag fails here instead of on call.
+// (diagnose with the binary; review after the incident) is accepted by
+// the binary's own command line, placeholders filled in: a renamed or
+// removed flag fails here instead of on call.
 func TestRunbookCommandsParse(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
 	files, err := filepath.Glob("../../runbooks/*.md")
@@ -135,13 +113,8 @@ func TestRunbookCommandsParse(t *testing.T) {
 			t.Errorf("%s: no %s command", filepath.Base(f), name)
 		}
 		for _, c := range cmds {
-			line, err := inBundle(c)
-			if err != nil {
-				t.Errorf("%s: %q: %v", filepath.Base(f), c, err)
-				continue
-			}
 			// <pool> would be a redirection to the shell: fill it in first.
-			args := shellWords(placeholder.ReplaceAllString(line, "worker"))[1:]
+			args := shellWords(placeholder.ReplaceAllString(c, "worker"))[1:]
 			for i, a := range args {
 				args[i] = substitution.ReplaceAllString(a, "example.com")
 			}
@@ -168,18 +141,8 @@ func TestShellWords(t *testing.T) {
 		}
 	}
 	got := runbookCommands("text ocl_exporter x\n```console\n$ ocl_exporter review \\\n  --from=6h\noc get x\n" +
-		"oc -n ns exec deploy/d -- ocl_exporter diagnose --pool <pool>\n```\nocl_exporter y\n")
-	if want := []string{"ocl_exporter review --from=6h", "oc -n ns exec deploy/d -- ocl_exporter diagnose --pool <pool>"}; strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		"ocl_exporter diagnose --pool <pool>\n```\nocl_exporter y\n")
+	if want := []string{"ocl_exporter review --from=6h", "ocl_exporter diagnose --pool <pool>"}; strings.Join(got, "\x00") != strings.Join(want, "\x00") {
 		t.Errorf("runbookCommands = %q, want %q", got, want)
-	}
-	for line, want := range map[string]string{
-		"ocl_exporter diagnose": "ocl_exporter diagnose",
-		"oc -n ocl-exporter exec deploy/ocl-exporter -- ocl_exporter diagnose --pool <pool>": "ocl_exporter diagnose --pool <pool>",
-		"oc -n default exec deploy/ocl-exporter -- ocl_exporter diagnose":                    "",
-		"oc -n ocl-exporter exec deploy/exporter -- ocl_exporter diagnose":                   "",
-	} {
-		if got, err := inBundle(line); got != want || (want == "") != (err != nil) {
-			t.Errorf("inBundle(%q) = %q, %v; want %q", line, got, err, want)
-		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
 
@@ -47,7 +48,7 @@ const renderPoll = 100 * time.Millisecond
 // configuration fails before the first informer starts.
 func runServe(ctx context.Context, o *options, logger *slog.Logger) error {
 	tuneGC()
-	webConfig, err := loadWebConfig(o.web)
+	webConfig, err := loadWebConfig(o.web, logger)
 	if err != nil {
 		return err
 	}
@@ -71,7 +72,31 @@ func runServe(ctx context.Context, o *options, logger *slog.Logger) error {
 		return err
 	}
 	go server.ReloadOn(hup, serving, logger)
-	return serve(ctx, serving, e.src, e.restConfig)
+	servings := []*server.Serving{serving}
+	if o.portForward != "" {
+		pf, err := servePortForward(o, e.portForward, logger)
+		if err != nil {
+			_ = shutdownAll(servings)
+			return err
+		}
+		servings = append(servings, pf)
+	}
+	return serve(ctx, servings, e.src, e.restConfig)
+}
+
+// servePortForward serves h on --web.port-forward-address: plain http
+// (the address is loopback; oc port-forward's tunnel runs over the API
+// server's TLS), no web config, the same connection cap.
+func servePortForward(o *options, h http.Handler, logger *slog.Logger) (*server.Serving, error) {
+	addrs, systemd, noConfig := []string{o.portForward}, false, ""
+	s, err := server.Serve(server.ServeConfig{Handler: h, Timeouts: server.DefaultTimeouts,
+		Flags:    &web.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &noConfig},
+		MaxConns: o.maxConnections, Logger: logger})
+	if err != nil {
+		return nil, flagError("web.port-forward-address", "%v", err)
+	}
+	logger.Info("serving /status without authentication on a loopback address, for oc port-forward", "address", o.portForward)
+	return s, nil
 }
 
 // exporter is what runServe serves: the source, its renderer, and the
@@ -81,6 +106,9 @@ type exporter struct {
 	renderer   *collector.Renderer
 	handler    http.Handler
 	restConfig *rest.Config // nil offline
+	// portForward serves --web.port-forward-address: /status alone, the
+	// same handler as handler's, without authentication.
+	portForward http.Handler
 }
 
 // newExporter wires the source, the collectors and the handler, starting
@@ -103,10 +131,11 @@ func newExporter(ctx context.Context, o *options, logger *slog.Logger) (*exporte
 	if err != nil {
 		return nil, err
 	}
+	status := server.StatusHandler(statusReport(src, o), src.Generation, logger)
 	handler, err := server.Handler(server.Config{
 		MetricsPath: o.metricsPath, Registry: reg, Rendered: renderer,
 		Readiness: readiness{src, renderer}, Logger: logger, MaxRequests: o.maxRequests,
-		Status: statusReport(src, o), StatusGeneration: src.Generation, Profiling: o.pprof,
+		Status: status, Profiling: o.pprof,
 	})
 	if err != nil {
 		return nil, err
@@ -117,7 +146,7 @@ func newExporter(ctx context.Context, o *options, logger *slog.Logger) (*exporte
 	if handler, err = withAuth(handler, o, restConfig, logger); err != nil {
 		return nil, err
 	}
-	return &exporter{src: src, renderer: renderer, handler: handler, restConfig: restConfig}, nil
+	return &exporter{src: src, renderer: renderer, handler: handler, restConfig: restConfig, portForward: server.PortForwardHandler(status)}, nil
 }
 
 // start runs the informers and the renderer until ctx ends.
@@ -134,9 +163,11 @@ func (e *exporter) start(ctx context.Context, o *options, logger *slog.Logger) {
 
 // serve answers on the listen addresses until ctx ends, the servers fail,
 // or, live, the cluster turns out unreachable from the start.
-func serve(ctx context.Context, serving *server.Serving, src *source.Source, restConfig *rest.Config) error {
-	errc := make(chan error, 2)
-	go func() { errc <- serving.Wait() }()
+func serve(ctx context.Context, servings []*server.Serving, src *source.Source, restConfig *rest.Config) error {
+	errc := make(chan error, len(servings)+1)
+	for _, s := range servings {
+		go func() { errc <- s.Wait() }()
+	}
 	if restConfig != nil {
 		go func() { errc <- unreachable(ctx, src, restConfig.Host) }()
 	}
@@ -144,10 +175,21 @@ func serve(ctx context.Context, serving *server.Serving, src *source.Source, res
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-		defer cancel()
-		return serving.Shutdown(shutdown)
+		return shutdownAll(servings)
 	}
+}
+
+// shutdownAll shuts the servings down together, within shutdownTimeout.
+func shutdownAll(servings []*server.Serving) error {
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	errs := make([]error, len(servings))
+	var wg sync.WaitGroup
+	for i, s := range servings {
+		wg.Go(func() { errs[i] = s.Shutdown(shutdown) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // withAuth puts --auth.kubernetes in front of h, when set.
@@ -187,11 +229,11 @@ func unreachable(ctx context.Context, src *source.Source, host string) error {
 // exporter-toolkit is pointed at (server.WebConfig); nil without one.
 // Checked here, not with the flags: the file is mounted only where the
 // exporter runs.
-func loadWebConfig(flags *web.FlagConfig) (*server.WebConfig, error) {
+func loadWebConfig(flags *web.FlagConfig, logger *slog.Logger) (*server.WebConfig, error) {
 	if *flags.WebConfigFile == "" {
 		return nil, nil
 	}
-	w, err := server.LoadWebConfig(*flags.WebConfigFile, maxWebConfigBytes)
+	w, err := server.LoadWebConfig(*flags.WebConfigFile, maxWebConfigBytes, logger)
 	if err != nil {
 		return nil, flagError("web.config.file", "%v", err)
 	}

@@ -18,6 +18,7 @@ import (
 // tlsFiles is a web config directory: a CA, a serving certificate for
 // 127.0.0.1 and a client certificate it signed, and clients that trust it.
 type tlsFiles struct {
+	ca          *cluster.CA
 	dir, config string
 	// fresh clients open a connection per request; keepAlive reuses one.
 	plain, https, httpsWithCert, keepAlive *http.Client
@@ -37,7 +38,7 @@ func newTLSFiles(t *testing.T) *tlsFiles {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &tlsFiles{dir: t.TempDir()}
+	f := &tlsFiles{ca: ca, dir: t.TempDir()}
 	f.config = filepath.Join(f.dir, "web.yml")
 	for name, b := range map[string][]byte{"ca.crt": ca.PEM, "tls.crt": crt, "tls.key": key} {
 		if err := os.WriteFile(filepath.Join(f.dir, name), b, 0o600); err != nil {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
 	"net"
 	"net/http"
@@ -72,6 +73,14 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 	if colors := distinctColors(img); colors < 16 {
 		t.Errorf("%s has %d colours: a blank page?", shot, colors)
+	}
+	// The page's style element applies under its Content-Security-Policy
+	// (its hash): a finding's 4px border and background are exactly the
+	// style's colours, which no unstyled page has.
+	for _, c := range []color.RGBA{{0xc9, 0x19, 0x0b, 0xff}, {0xfa, 0xfa, 0xfa, 0xff}} {
+		if !hasColor(img, c) {
+			t.Errorf("%s has no pixel of #%02x%02x%02x: the page's style was not applied (Content-Security-Policy %q)", shot, c.R, c.G, c.B, securityPolicy(t, url))
+		}
 	}
 	t.Logf("screenshot: %s (%dx%d)", shot, img.Bounds().Dx(), img.Bounds().Dy())
 	shows := outline(text)
@@ -138,6 +147,29 @@ func runChromium(t *testing.T, chromium string, args ...string) string {
 		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
 	}
 	return stdout.String()
+}
+
+func hasColor(img image.Image, c color.RGBA) bool {
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if color.RGBAModel.Convert(img.At(x, y)) == c {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// securityPolicy is the Content-Security-Policy the page is served with.
+func securityPolicy(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.Header.Get("Content-Security-Policy")
 }
 
 func distinctColors(img image.Image) int {

@@ -29,6 +29,10 @@ const (
 	// ReaderUser is a person with no role of their own; tests bind one
 	// (a cluster-reader without Secrets) to them.
 	ReaderUser = "alice"
+	// ResponderUser is the person on call: the test of the on-call path
+	// binds deploy/'s Role ocl-exporter-responder to them, and nothing
+	// else ever is.
+	ResponderUser = "bob"
 )
 
 // Cluster is an etcd and a kube-apiserver on loopback, with their
@@ -40,8 +44,10 @@ type Cluster struct {
 	Etcd      *Proc
 	APIServer *Proc
 	// Kubeconfigs of the admin (system:masters), of the exporter's
-	// ServiceAccount identity and of ReaderUser.
+	// ServiceAccount identity, of ReaderUser, ResponderUser and NobodyUser,
+	// each a token login as `oc login` writes it.
 	AdminKubeconfig, ExporterKubeconfig, ReaderKubeconfig string
+	ResponderKubeconfig, NobodyKubeconfig                 string
 	AdminToken                                            string
 	Admin                                                 *rest.Config
 	// Bearer tokens of ScraperUser and NobodyUser, for scrapes.
@@ -79,10 +85,11 @@ func Start(dir, etcdBin, apiserverBin string, extraArgs ...string) (*Cluster, er
 		return c, err
 	}
 	c.ScraperToken, c.NobodyToken = randomHex(), randomHex()
-	readerToken := randomHex()
+	readerToken, responderToken := randomHex(), randomHex()
 	tokens := fmt.Sprintf("%s,admin,admin,system:masters\n%s,%s,ocl-exporter,\"system:serviceaccounts,system:serviceaccounts:%s\"\n"+
-		"%s,%s,prometheus-k8s,\"system:serviceaccounts,system:serviceaccounts:openshift-monitoring\"\n%s,%s,nobody\n%s,%s,reader\n",
-		c.AdminToken, exporterToken, ExporterUser, ExporterNamespace, c.ScraperToken, ScraperUser, c.NobodyToken, NobodyUser, readerToken, ReaderUser)
+		"%s,%s,prometheus-k8s,\"system:serviceaccounts,system:serviceaccounts:openshift-monitoring\"\n%s,%s,nobody\n%s,%s,reader\n%s,%s,responder\n",
+		c.AdminToken, exporterToken, ExporterUser, ExporterNamespace, c.ScraperToken, ScraperUser, c.NobodyToken, NobodyUser, readerToken, ReaderUser,
+		responderToken, ResponderUser)
 	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(tokens), 0o600); err != nil {
 		return c, err
 	}
@@ -117,8 +124,14 @@ func Start(dir, etcdBin, apiserverBin string, extraArgs ...string) (*Cluster, er
 	if err := c.writeKubeconfig(c.AdminKubeconfig, "admin", c.AdminToken); err != nil {
 		return c, err
 	}
-	if err := c.writeKubeconfig(c.ReaderKubeconfig, ReaderUser, readerToken); err != nil {
-		return c, err
+	c.ResponderKubeconfig = filepath.Join(dir, "responder.kubeconfig")
+	c.NobodyKubeconfig = filepath.Join(dir, "nobody.kubeconfig")
+	for path, user := range map[string][2]string{
+		c.ReaderKubeconfig: {ReaderUser, readerToken}, c.ResponderKubeconfig: {ResponderUser, responderToken}, c.NobodyKubeconfig: {NobodyUser, c.NobodyToken},
+	} {
+		if err := c.writeKubeconfig(path, user[0], user[1]); err != nil {
+			return c, err
+		}
 	}
 	return c, c.writeKubeconfig(c.ExporterKubeconfig, ExporterUser, exporterToken)
 }

@@ -26,27 +26,23 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
-// binaryName is the exporter's name on the image's PATH, the name the
-// runbooks exec.
+// binaryName is the exporter's name on the image's PATH.
 const binaryName = "ocl_exporter"
 
 // bundleDeployment returns the namespace, name and service account of the
-// Deployment the runbooks' first command execs into, as deploy/ applied
-// it.
+// Deployment the on-call path reaches, as deploy/ applied it.
 func bundleDeployment(t *testing.T) (namespace, name, serviceAccount string) {
 	t.Helper()
-	line, err := deploy.Exec(binaryName)
+	o, err := deploy.BundleOnCall()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// oc -n NAMESPACE exec deploy/NAME -- ocl_exporter
-	f := strings.Fields(line)
-	namespace, name = f[2], strings.TrimPrefix(f[4], "deploy/")
+	namespace, name = o.Namespace, o.Deployment
 	i := slices.IndexFunc(env.bundle, func(u *unstructured.Unstructured) bool {
 		return u.GetKind() == "Deployment" && u.GetNamespace() == namespace && u.GetName() == name
 	})
 	if i < 0 {
-		t.Fatalf("%q: deploy/ applied no Deployment %s/%s", line, namespace, name)
+		t.Fatalf("deploy/ applied no Deployment %s/%s", namespace, name)
 	}
 	serviceAccount, _, _ = unstructured.NestedString(env.bundle[i].Object, "spec", "template", "spec", "serviceAccountName")
 	if serviceAccount == "" {
@@ -68,7 +64,9 @@ func serviceAccountToken(t *testing.T, namespace, name string) string {
 	return tr.Status.Token
 }
 
-// inPod runs the exporter binary as `oc exec` runs it in the bundle's pod:
+// inPod runs the exporter binary as its container runs it in the bundle's
+// pod (and as `oc exec` would, which no documented step does: it is the
+// service account's power):
 // found by name on PATH, as the image's non-root user, on a read-only root
 // file system, without HOME or a kubeconfig, with the service account's
 // token, CA and namespace where the kubelet mounts them and the API
@@ -115,14 +113,14 @@ exec setpriv --reuid 65532 --regid 65532 --clear-groups env -i PATH=/run/image/u
 	return out.String(), errOut.String(), code
 }
 
-// TestRunbookFirstCommandInThePod: every runbook's first command, `oc exec`
-// into deploy/'s Deployment, runs diagnose there with exactly deploy/'s
-// RBAC (the Deployment's service account's own token) and reports what
-// the exporter's identity reports; capture runs there too, to standard
-// output (the root file system is read-only), and reads back as the live
+// TestDiagnoseInThePod: the binary in deploy/'s pod, with client-go's
+// in-cluster configuration, runs diagnose with exactly deploy/'s RBAC
+// (the Deployment's service account's own token) and reports what the
+// exporter's identity reports; capture runs there too, to standard output
+// (the root file system is read-only), and reads back as the live
 // cluster. A service account without deploy/'s RBAC cannot: the
 // permissions, not the setup, make it work.
-func TestRunbookFirstCommandInThePod(t *testing.T) {
+func TestDiagnoseInThePod(t *testing.T) {
 	namespace, _, sa := bundleDeployment(t)
 	play(t, scenario("seed004-build-failed"))
 	token := serviceAccountToken(t, namespace, sa)

@@ -332,7 +332,7 @@ func TestPrometheusOperator(t *testing.T) {
 		monitors = append(monitors, ns+"/"+bad.GetName())
 	}
 
-	addr, _ := startBundleExporter(t, dir, serviceCA)
+	addr := startBundleExporter(t, dir, serviceCA).addr
 	publishEndpoints(t, addr)
 	platformPrometheus(t, serviceCA, nil)
 	op := startOperator(t, dir)

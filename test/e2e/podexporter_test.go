@@ -53,19 +53,30 @@ func (p pod) relocate(text string, mounts ...string) string {
 	return text
 }
 
+// bundleExporter is the exporter run as deploy/'s Deployment runs it.
+type bundleExporter struct {
+	// addr is its --web.listen-address, which client (the service CA's,
+	// for the Service's name) speaks to; portForward its
+	// --web.port-forward-address, if the Deployment sets one. Both are
+	// free loopback addresses of this machine, in place of the pod's ports.
+	addr, portForward string
+	client            *http.Client
+}
+
 // startBundleExporter runs the exporter as deploy/'s Deployment does (see
 // runPod), with the serving certificate the service CA would write into
 // the Secret the Service's annotation names, for <service>.<namespace>.svc.
 // It listens on loopback; the Service's endpoints point there (no kubelet
 // runs).
-func startBundleExporter(t *testing.T, dir string, serviceCA *cluster.CA) (addr string, client *http.Client) {
+func startBundleExporter(t *testing.T, dir string, serviceCA *cluster.CA) bundleExporter {
 	t.Helper()
-	client = tlsClient(serviceCA, servingCertificate(t, serviceCA))
-	addr, proc := runPod(t, dir, "ocl_exporter-bundle", bundleObject(t, "Deployment", cluster.ExporterNamespace, "ocl-exporter"))
-	if err := cluster.WaitHTTP(proc, client, "https://"+addr+"/readyz", "", time.Minute); err != nil {
+	client := tlsClient(serviceCA, servingCertificate(t, serviceCA))
+	e, proc := runPod(t, dir, "ocl_exporter-bundle", bundleObject(t, "Deployment", cluster.ExporterNamespace, "ocl-exporter"))
+	e.client = client
+	if err := cluster.WaitHTTP(proc, client, "https://"+e.addr+"/readyz", "", time.Minute); err != nil {
 		t.Fatalf("the exporter as deploy/ runs it: %v", err)
 	}
-	return addr, client
+	return e
 }
 
 // servingCertificate writes what the service CA would for the bundle's
@@ -110,8 +121,8 @@ func tlsClient(serviceCA *cluster.CA, serverName string) *http.Client {
 // runPod starts the exporter as a pod of the Deployment dep runs it: its
 // arguments and its web configuration, from the files its volumes would
 // mount (written under dir/<name>-pod), on a free loopback port instead
-// of its container port. It stops with the test; it is not ready yet.
-func runPod(t *testing.T, dir, name string, dep *unstructured.Unstructured) (addr string, proc *cluster.Proc) {
+// of each container port. It stops with the test; it is not ready yet.
+func runPod(t *testing.T, dir, name string, dep *unstructured.Unstructured) (e bundleExporter, proc *cluster.Proc) {
 	t.Helper()
 	ctx := t.Context()
 	ns := dep.GetNamespace()
@@ -175,13 +186,19 @@ func runPod(t *testing.T, dir, name string, dep *unstructured.Unstructured) (add
 			}
 		}
 	}
-	addr, err := cluster.FreeAddress()
+	ports, err := cluster.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--kubeconfig", env.cluster.ExporterKubeconfig, "--web.listen-address=" + addr}
+	e.addr = "127.0.0.1:" + ports[0]
+	args := []string{"--kubeconfig", env.cluster.ExporterKubeconfig, "--web.listen-address=" + e.addr}
 	for _, a := range c.Args {
-		if !strings.HasPrefix(a, "--web.listen-address") {
+		switch {
+		case strings.HasPrefix(a, "--web.listen-address"):
+		case strings.HasPrefix(a, "--web.port-forward-address="):
+			e.portForward = "127.0.0.1:" + ports[1]
+			args = append(args, "--web.port-forward-address="+e.portForward)
+		default:
 			args = append(args, p.relocate(a, mounts...))
 		}
 	}
@@ -190,7 +207,7 @@ func runPod(t *testing.T, dir, name string, dep *unstructured.Unstructured) (add
 		t.Fatal(err)
 	}
 	t.Cleanup(proc.Stop)
-	return addr, proc
+	return e, proc
 }
 
 // runtimeConvert decodes an unstructured value into a typed one.

@@ -79,7 +79,8 @@ type replica struct {
 func startReplica(t *testing.T, dir string, dep *unstructured.Unstructured, name string, client *http.Client) *replica {
 	t.Helper()
 	ctx := t.Context()
-	addr, proc := runPod(t, dir, name, dep)
+	e, proc := runPod(t, dir, name, dep)
+	addr := e.addr
 	_, port, _ := net.SplitHostPort(addr)
 	var d appsv1.Deployment
 	if err := runtimeConvert(dep.Object, &d); err != nil {

@@ -137,7 +137,13 @@ func pct(s []time.Duration, p float64) time.Duration {
 }
 
 func get(url string) (int, error) {
-	r, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	// The page a browser reads, the largest of the formats.
+	req.Header.Set("Accept", "text/html")
+	r, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err
 	}

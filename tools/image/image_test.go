@@ -254,7 +254,7 @@ func TestBuiltImage(t *testing.T) {
 			files := rootfsOf(t, img)
 			exe := files[strings.TrimPrefix(binaryPath, "/")]
 			if got := onPath(cf.Config.Env, files, "ocl_exporter"); got != binaryPath {
-				t.Errorf("ocl_exporter, the name the runbooks run in the pod (oc exec ... -- ocl_exporter), resolves on the image's PATH to %q, want %s", got, binaryPath)
+				t.Errorf("ocl_exporter, the command by name in the container (a pod's command:, a debug session), resolves on the image's PATH to %q, want %s", got, binaryPath)
 			}
 			checkStatic(t, exe, d.Platform.Architecture)
 			if !strings.Contains(string(files["etc/passwd"]), ":x:65532:65532:") {
@@ -278,7 +278,8 @@ func TestBuiltImage(t *testing.T) {
 }
 
 // onPath is the file a name resolves to on the PATH of env, as the
-// runtime resolves `oc exec POD -- NAME` ("" when none holds it).
+// runtime resolves a command by name in the container ("" when none
+// holds it).
 func onPath(env []string, files map[string][]byte, name string) string {
 	for _, e := range env {
 		if dirs, ok := strings.CutPrefix(e, "PATH="); ok {
