@@ -93,13 +93,17 @@ func (l loader) archive(p string) (*tree, error) {
 	return t, nil
 }
 
-// entry reads the current entry: a log's tail, anything else whole if
-// within the file bound. Its reads stop with ctx too: bytes that are not
-// the archive's never reach the archive's reader.
+// entry reads the current entry: a log's tail, what a gather's log says
+// of the gather, anything else whole if within the file bound. Its reads
+// stop with ctx too: bytes that are not the archive's never reach the
+// archive's reader.
 func (l loader) entry(body io.Reader, f treeFile, size int64) ([]byte, error) {
 	r := contextReader{l.ctx, body}
-	if f.role == roleLog {
+	switch f.role {
+	case roleLog:
 		return tail(r, size, max(logTailBytes, builderLogBytes))
+	case roleGatherLog:
+		return gatherLogNote(r) // all the loader reads of it
 	}
 	if size > l.maxBytes {
 		return nil, fmt.Errorf("%d bytes, more than the %d a snapshot file may hold", size, l.maxBytes)

@@ -34,6 +34,7 @@ type fileState struct {
 	cov            *coverage     // shared by every file of a load
 	claims         *claims       // what the file says it holds
 	open           *section      // of a capture, being read
+	listNoKind     bool          // a List in oc's shape without its kind
 	logger         *slog.Logger
 }
 
@@ -43,6 +44,7 @@ func newFileState(ctx context.Context, name string, older *olderObjects, cov *co
 
 func (st *fileState) merge(o *fileState) {
 	st.strayNamespace = append(st.strayNamespace, o.strayNamespace...)
+	st.listNoKind = st.listNoKind || o.listNoKind
 	for k, n := range o.skipped {
 		st.skipped[k] += n
 	}
@@ -156,6 +158,7 @@ func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object
 	}
 	var tm typeMeta
 	if json.Unmarshal(raw, &tm) == nil {
+		st.listNoKind = st.listNoKind || tm.Kind == ""
 		if skip := st.unreadList(tm); skip {
 			return nil, nil
 		}
