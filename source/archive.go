@@ -99,14 +99,16 @@ func (l loader) archive(p string) (*tree, error) {
 // archive's reader.
 func (l loader) entry(body io.Reader, f treeFile, size int64) ([]byte, error) {
 	r := contextReader{l.ctx, body}
-	switch f.role {
-	case roleLog:
+	k, known := kinds[f.gk]
+	switch {
+	case f.role == roleLog:
 		return tail(r, size, max(logTailBytes, builderLogBytes))
-	case roleGatherLog:
+	case f.role == roleGatherLog:
 		return gatherLogNote(r) // all the loader reads of it
-	}
-	if size > l.maxBytes {
+	case size > l.maxBytes:
 		return nil, fmt.Errorf("%d bytes, more than the %d a snapshot file may hold", size, l.maxBytes)
+	case f.role == roleObjects && f.inLayout && known && k.new == nil:
+		return metadataLines(r, l.maxBytes) // kept until read: only what is read
 	}
 	return io.ReadAll(io.LimitReader(r, l.maxBytes+1))
 }

@@ -65,7 +65,7 @@ func BenchmarkOpenSnapshotMachineConfigs(b *testing.B) {
 	}
 }
 
-func machineConfigs(b *testing.B, m *source.Memory) int {
+func machineConfigs(b testing.TB, m *source.Memory) int {
 	b.Helper()
 	for _, r := range source.Resources() {
 		if r.Kind != "MachineConfig" {

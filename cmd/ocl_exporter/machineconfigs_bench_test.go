@@ -1,8 +1,6 @@
 package main
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"fmt"
 	"io/fs"
 	"os"
@@ -20,49 +18,34 @@ const (
 	bigMachineConfigSize = 700 << 10
 )
 
+// machineConfigForms are the forms BenchmarkDiagnoseMachineConfigs
+// reads, in the order TestWriteBenchSnapshots writes them.
+var machineConfigForms = []string{"must-gather", "must-gather.tar.gz", "flat-list-yaml", "flat-list-json"}
+
 // BenchmarkDiagnoseMachineConfigs: diagnose of healthy-rollout-done with
 // 64 rendered MachineConfigs of about 700 KB beside its own, in each form
 // a support engineer receives them: a 4.19 must-gather (one file per
 // object, as oc adm inspect writes them), the same as a .tar.gz, and a
 // flat snapshot whose MachineConfigs are one `oc get machineconfigs`
 // List, in YAML and in JSON. Each run is the binary in a process of its
-// own (maxrss-MiB, cpu-s).
+// own (maxrss-MiB, cpu-s). A process of its own writes them too
+// (TestWriteBenchSnapshots): a child's maxrss starts from its parent's
+// (the kernel carries the high-water mark across the fork and exec), and
+// 45 MB of objects made here would be counted in each run's.
 func BenchmarkDiagnoseMachineConfigs(b *testing.B) {
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "ocl_exporter")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
-	const scenario = "../../testdata/scenarios/healthy-rollout-done"
-	root, err := sourcetest.WriteMustGather(scenario, filepath.Join(dir, "mg"), sourcetest.MustGatherOptions{Release: 19, At: sourcetest.Now})
-	if err != nil {
-		b.Fatal(err)
+	w := exec.Command(os.Args[0], "-test.run=^TestWriteBenchSnapshots$")
+	w.Env = append(os.Environ(), benchSnapshotsEnv+"="+dir)
+	if out, err := w.CombinedOutput(); err != nil {
+		b.Fatalf("writing the snapshots: %v\n%s", err, out)
 	}
-	mcDir, err := imageDir(root)
-	if err != nil {
-		b.Fatal(err)
-	}
-	mcDir = filepath.Join(mcDir, "cluster-scoped-resources", "machineconfiguration.openshift.io", "machineconfigs")
-	forms := []struct {
-		name  string
-		write func() (string, error)
-	}{
-		{"must-gather", func() (string, error) {
-			return root, sourcetest.WriteMachineConfigFiles(mcDir, bigMachineConfigs, bigMachineConfigSize)
-		}},
-		{"must-gather.tar.gz", func() (string, error) {
-			p := filepath.Join(dir, "must-gather.tar.gz")
-			return p, tarGz(filepath.Dir(root), p)
-		}},
-		{"flat-list-yaml", func() (string, error) { return flatWith(scenario, filepath.Join(dir, "flat-yaml"), false) }},
-		{"flat-list-json", func() (string, error) { return flatWith(scenario, filepath.Join(dir, "flat-json"), true) }},
-	}
-	for _, f := range forms {
-		snapshot, err := f.write()
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run(f.name, func(b *testing.B) {
+	for _, form := range machineConfigForms {
+		snapshot := filepath.Join(dir, form)
+		b.Run(form, func(b *testing.B) {
 			size, err := du(snapshot)
 			if err != nil {
 				b.Fatal(err)
@@ -70,6 +53,44 @@ func BenchmarkDiagnoseMachineConfigs(b *testing.B) {
 			benchDiagnose(b, bin, snapshot, 0)
 			b.ReportMetric(float64(size)/(1<<20), "MiB-on-disk")
 		})
+	}
+}
+
+// benchSnapshotsEnv names the directory TestWriteBenchSnapshots writes
+// BenchmarkDiagnoseMachineConfigs' snapshots into.
+const benchSnapshotsEnv = "OCL_BENCH_SNAPSHOTS"
+
+// TestWriteBenchSnapshots writes, when OCL_BENCH_SNAPSHOTS names a
+// directory, the snapshots of BenchmarkDiagnoseMachineConfigs into it,
+// in a process of its own; it does nothing otherwise.
+func TestWriteBenchSnapshots(t *testing.T) {
+	dir := os.Getenv(benchSnapshotsEnv)
+	if dir == "" {
+		t.Skip(benchSnapshotsEnv + " is not set: a helper of BenchmarkDiagnoseMachineConfigs")
+	}
+	const scenario = "../../testdata/scenarios/healthy-rollout-done"
+	root, err := sourcetest.WriteMustGather(scenario, filepath.Join(dir, "must-gather"), sourcetest.MustGatherOptions{Release: 19, At: sourcetest.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcDir, err := imageDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcDir = filepath.Join(mcDir, "cluster-scoped-resources", "machineconfiguration.openshift.io", "machineconfigs")
+	if err := sourcetest.WriteMachineConfigFiles(mcDir, bigMachineConfigs, bigMachineConfigSize); err != nil {
+		t.Fatal(err)
+	}
+	if err := sourcetest.WriteTarGz(root, filepath.Join(dir, "must-gather.tar.gz")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		name   string
+		asJSON bool
+	}{{"flat-list-yaml", false}, {"flat-list-json", true}} {
+		if _, err := flatWith(scenario, filepath.Join(dir, f.name), f.asJSON); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -119,27 +140,6 @@ func flatWith(scenario, out string, asJSON bool) (string, error) {
 		return "", err
 	}
 	return out, f.Close()
-}
-
-// tarGz archives dir's tree into p, as `tar czf p -C dir .` does.
-func tarGz(dir, p string) error {
-	f, err := os.Create(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	zw := gzip.NewWriter(f)
-	tw := tar.NewWriter(zw)
-	if err := tw.AddFS(os.DirFS(dir)); err != nil {
-		return err
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	return f.Close()
 }
 
 func du(p string) (int64, error) {
