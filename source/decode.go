@@ -42,14 +42,6 @@ func newFileState(ctx context.Context, name string, older *olderObjects, cov *co
 	return &fileState{ctx: ctx, name: name, skipped: map[string]int{}, older: older, cov: cov, claims: cl, logger: logger}
 }
 
-func (st *fileState) merge(o *fileState) {
-	st.strayNamespace = append(st.strayNamespace, o.strayNamespace...)
-	st.listNoKind = st.listNoKind || o.listNoKind
-	for k, n := range o.skipped {
-		st.skipped[k] += n
-	}
-}
-
 // documents returns a reader of r's documents, one per call, io.EOF after
 // the last. A document is kept as bytes until its kind is known: most of
 // a must-gather is kinds the exporter skips, and raw bytes cost a fraction

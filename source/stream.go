@@ -100,9 +100,8 @@ func (doc *yamlDoc) add(line []byte) (item []byte) {
 	top := !blank && line[0] != ' ' && line[0] != '\t'
 	if !doc.content && !blank {
 		doc.content = true
-		// a block mapping's key, or any other shape, read whole
-		key, _, found := bytes.Cut(line, []byte(":"))
-		doc.whole = !found || len(key) == 0 || bytes.IndexByte([]byte("-?{[\"'&*!|>%@`"), key[0]) >= 0
+		_, key := plainKey(line) // a block mapping's; any other shape is read whole
+		doc.whole = !key
 	}
 	switch {
 	case doc.whole:

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -50,7 +51,7 @@ func RenderedMachineConfig(i, size int) map[string]any {
 				"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool", "name": pool,
 				"blockOwnerDeletion": true, "controller": true, "uid": "7a3e9327-6570-4567-9777-9f6b28734884",
 			}},
-			"resourceVersion": fmt.Sprint(49207 + i),
+			"resourceVersion": strconv.Itoa(49207 + i),
 			"uid":             fmt.Sprintf("ea23306c-d390-4477-b2c2-%012d", i),
 		},
 		"spec": map[string]any{
@@ -127,10 +128,16 @@ func WriteMachineConfigFiles(dir string, n, size int) error {
 // spaces) prints it, one object at a time.
 func WriteMachineConfigList(w io.Writer, n, size int, asJSON bool) error {
 	bw := bufio.NewWriter(w)
+	// bufio.Writer keeps its first error for Flush, which returns it
+	put := func(parts ...string) {
+		for _, p := range parts {
+			_, _ = bw.WriteString(p)
+		}
+	}
 	if asJSON {
-		bw.WriteString("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n")
+		put("{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n")
 	} else {
-		bw.WriteString("apiVersion: v1\nitems:\n")
+		put("apiVersion: v1\nitems:\n")
 	}
 	for i := range n {
 		mc := RenderedMachineConfig(i, size)
@@ -139,12 +146,12 @@ func WriteMachineConfigList(w io.Writer, n, size int, asJSON bool) error {
 			if err != nil {
 				return err
 			}
-			bw.WriteString("        ")
-			bw.Write(j)
+			put("        ")
+			put(string(j))
 			if i < n-1 {
-				bw.WriteString(",")
+				put(",")
 			}
-			bw.WriteString("\n")
+			put("\n")
 			continue
 		}
 		y, err := yaml.Marshal(mc)
@@ -153,18 +160,18 @@ func WriteMachineConfigList(w io.Writer, n, size int, asJSON bool) error {
 		}
 		for j, line := range strings.SplitAfter(strings.TrimSuffix(string(y), "\n"), "\n") {
 			if j == 0 {
-				bw.WriteString("- ")
+				put("- ")
 			} else {
-				bw.WriteString("  ")
+				put("  ")
 			}
-			bw.WriteString(line)
+			put(line)
 		}
-		bw.WriteString("\n")
+		put("\n")
 	}
 	if asJSON {
-		bw.WriteString("    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n")
+		put("    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n")
 	} else {
-		bw.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+		put("kind: List\nmetadata:\n  resourceVersion: \"\"\n")
 	}
 	return bw.Flush()
 }
