@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -432,9 +433,10 @@ func tokenType(tok json.Token) string {
 func metadataLines(r io.Reader, limit int64) ([]byte, error) {
 	last := &lastByte{r: io.LimitReader(r, limit+1)}
 	d := &documentReader{r: bufio.NewReader(last)}
-	var f metadataFilter
+	f := metadataFilter{keep: true}
 	var out []byte
 	var n int64
+	kept := false // the last line
 	for {
 		line, err := d.line()
 		if errors.Is(err, io.EOF) {
@@ -444,12 +446,17 @@ func metadataLines(r io.Reader, limit int64) ([]byte, error) {
 			return nil, err
 		}
 		n += int64(len(line))
+		before := len(out)
 		out = f.add(out, line)
+		kept = len(out)-before == len(line) && bytes.HasSuffix(out, line)
 	}
-	if n > limit {
+	switch {
+	case n > limit:
 		return nil, fmt.Errorf("more than the %d bytes a snapshot file may hold", limit)
-	}
-	if n > 0 && last.last != '\n' {
+	case n == 0 || last.last == '\n':
+	case kept:
+		out = out[:len(out)-1] // the line the reader ended, unterminated as it was
+	default:
 		out = append(out, '#') // the file ends inside a line
 	}
 	return out, nil
@@ -464,7 +471,11 @@ type metadataFilter struct {
 	keepIt  bool // the current item key is kept
 }
 
-var metadataKeys = []string{"apiVersion", "kind", "metadata", "items"}
+// metadataKey: key is one metadataLines keeps, matched as encoding/json
+// matches a field's name, whatever its case.
+func metadataKey(key string) bool {
+	return slices.ContainsFunc([]string{"apiVersion", "kind", "metadata", "items"}, func(k string) bool { return strings.EqualFold(k, key) })
+}
 
 // add appends to out what is kept of line.
 func (f *metadataFilter) add(out, line []byte) []byte {
@@ -477,12 +488,12 @@ func (f *metadataFilter) add(out, line []byte) []byte {
 	case line[0] != ' ' && !bytes.HasPrefix(line, []byte("- ")):
 		key, ok := plainKey(line)
 		f.whole = !ok
-		f.keep, f.inItems, f.inItem = slices.Contains(metadataKeys, key), key == "items", false
+		f.keep, f.inItems, f.inItem = metadataKey(key), strings.EqualFold(key, "items"), false
 	case f.inItems && bytes.Equal(text, []byte("-")) && line[0] == '-':
 		f.inItem, f.keepIt = true, true // its keys on the lines that follow
 	case f.inItems && bytes.HasPrefix(line, []byte("- ")):
 		key, ok := plainKey(line[2:])
-		f.inItem, f.keepIt = true, ok && slices.Contains(metadataKeys, key)
+		f.inItem, f.keepIt = true, ok && metadataKey(key)
 		if !ok {
 			f.whole = true
 		} else if !f.keepIt {
@@ -490,7 +501,7 @@ func (f *metadataFilter) add(out, line []byte) []byte {
 		}
 	case f.inItem && bytes.HasPrefix(line, []byte("  ")) && line[2] != ' ':
 		key, ok := plainKey(line[2:])
-		f.keepIt = !ok || slices.Contains(metadataKeys, key)
+		f.keepIt = !ok || metadataKey(key)
 	}
 	if f.whole || (f.inItem && f.keepIt) || (!f.inItem && f.keep) {
 		out = append(out, line...)
@@ -505,5 +516,5 @@ func plainKey(line []byte) (string, bool) {
 	if !found || len(k) == 0 || bytes.IndexByte([]byte("-?{[\"'&*!|>%@`"), k[0]) >= 0 {
 		return "", false
 	}
-	return string(k), true
+	return string(bytes.TrimSpace(k)), true
 }
