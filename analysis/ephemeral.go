@@ -21,6 +21,7 @@ const (
 	KindPod               = "Pod"
 	KindMachineOSConfig   = "MachineOSConfig"
 	KindMachineConfigNode = "MachineConfigNode"
+	KindClusterOperator   = "ClusterOperator"
 )
 
 // EphemeralKinds lists the kinds counted, in a stable order.

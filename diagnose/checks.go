@@ -88,7 +88,7 @@ var Checks = []CheckSpec{
 	{CheckBuilder, StageCluster, "The machine-os-builder is ready when a MachineOSConfig exists", []string{alertBuilderNotReady}},
 	{CheckBuilderImage, StageCluster, "The machine-os-builder runs the machine-config-controller's MCO image", []string{alertBuilderImageStale}},
 
-	{CheckMOSCCaptured, StageConfig, "The snapshot holds the MachineOSConfig of a pool that shows signs of image mode", nil},
+	{CheckMOSCCaptured, StageConfig, "The snapshot holds the MachineOSConfig of a pool that may use image mode", nil},
 	{CheckPool, StageConfig, "The MachineConfigPool the MachineOSConfig names exists", []string{alertPoolMissing}},
 	{CheckSecrets, StageConfig, "The pull and push Secrets exist in the MCO namespace", []string{alertSecretMissing}},
 	{CheckPushSpec, StageConfig, "renderedImagePushSpec is a valid tagged reference", []string{alertPushSpecInvalid}},

@@ -41,16 +41,6 @@ func (b *reportBuilder) clusterChecks(status []source.ResourceStatus) []Check {
 		}
 	}
 
-	operator := check(CheckOperator)
-	if op := b.op; op != nil && op.Degraded && (op.Reason == reasonBuilderFailed || op.Class != classify.Unknown) {
-		operator.fail(Finding{
-			Object: Object{Kind: "ClusterOperator", Name: source.ClusterOperatorName}, Field: "status.conditions[type=Degraded]",
-			Message: fmt.Sprintf("Degraded=True with reason %s", op.Reason),
-			Class:   op.Class, Excerpt: op.Excerpt, Since: timePtr(op.Since),
-			Runbook: b.runbook(alertOperatorDegraded), Commands: operatorCommands(b.c.Namespace),
-		})
-	}
-
 	builder := check(CheckBuilder)
 	// Pools that use image mode need the builder, whether their
 	// MachineOSConfigs are in the view or only their signs.
@@ -78,7 +68,28 @@ func (b *reportBuilder) clusterChecks(status []source.ResourceStatus) []Check {
 		}
 		builder.fail(f)
 	}
-	return []Check{access.done(), operator.done(), builder.done(), b.builderImage()}
+	return []Check{access.done(), b.operatorCheck(), builder.done(), b.builderImage()}
+}
+
+// operatorCheck reads the machine-config ClusterOperator's Degraded
+// condition for a layering cause.
+func (b *reportBuilder) operatorCheck() Check {
+	operator := check(CheckOperator)
+	switch op := b.op; {
+	case op == nil && !b.c.Captured(analysis.KindClusterOperator):
+		// oc adm inspect of the MCO's namespace alone, or a capture
+		// that could not read it: unknown, never passed.
+		operator.notCaptured(Finding{Object: Object{Kind: "Resource", Name: resourceClusterOperators},
+			Message: "the snapshot holds no ClusterOperator: whether machine-config is Degraded by layering is unknown"})
+	case op != nil && op.Degraded && (op.Reason == reasonBuilderFailed || op.Class != classify.Unknown):
+		operator.fail(Finding{
+			Object: Object{Kind: "ClusterOperator", Name: source.ClusterOperatorName}, Field: "status.conditions[type=Degraded]",
+			Message: fmt.Sprintf("Degraded=True with reason %s", op.Reason),
+			Class:   op.Class, Excerpt: op.Excerpt, Since: timePtr(op.Since),
+			Runbook: b.runbook(alertOperatorDegraded), Commands: operatorCommands(b.c.Namespace),
+		})
+	}
+	return operator.done()
 }
 
 // builderImage compares the builder's image with the controller's
@@ -104,3 +115,7 @@ func (b *reportBuilder) builderImage() Check {
 // reasonBuilderFailed is the operator's Degraded reason when it cannot run
 // the machine-os-builder.
 const reasonBuilderFailed = "MachineOSBuilderFailed"
+
+// resourceClusterOperators is the ClusterOperators' resource, as RBAC and
+// oc name it.
+const resourceClusterOperators = "clusteroperators.config.openshift.io"

@@ -38,6 +38,8 @@ func (b *reportBuilder) pool(name string) Pool {
 			b.stage(StageBuild, b.buildChecks(f)),
 			b.stage(StageRollout, b.rolloutChecks(name, rollout, nodes, true)),
 		}
+	case !b.c.Captured(analysis.KindMachineOSConfig):
+		p.Stages = b.layeringUnknownStages(name, rollout, nodes)
 	case slices.ContainsFunc(nodes, func(n analysis.NodeRollout) bool { return n.ImageTracked || n.Failure != nil }):
 		// Reverting from image mode (the nodes still leave a layered
 		// image), or not layered with a node failing to update: a pool
@@ -59,7 +61,7 @@ func (b *reportBuilder) pool(name string) Pool {
 			p.Verdict, failedBefore = Problem, true
 		}
 	}
-	if p.Layered && p.Verdict == Healthy && notCapturedChecks(p) > 0 {
+	if (p.Layered || !b.c.Captured(analysis.KindMachineOSConfig)) && p.Verdict == Healthy && notCapturedChecks(p) > 0 {
 		// Nothing failed in what the snapshot holds; what it did not
 		// capture (a pool's MachineOSConfig, the MachineConfigNodes) may.
 		p.Verdict = Unknown
@@ -109,10 +111,10 @@ func (b *reportBuilder) poolSummary(p Pool, r *analysis.PoolRollout, nodes []ana
 	switch {
 	case signs:
 		return unseenSummary(u)
+	case !p.Layered && !b.c.Captured(analysis.KindMachineOSConfig):
+		return "whether it uses image mode is unknown: the snapshot holds no MachineOSConfig, and nothing else it holds shows image mode: " + machines
 	case p.Verdict == Unknown:
 		return fmt.Sprintf("no failure found, but %d check(s) not decided: the snapshot did not capture what they read: %s", notCapturedChecks(p), machines)
-	case !p.Layered && len(p.Stages) == 0 && !b.c.Captured(analysis.KindMachineOSConfig):
-		return "no sign of image mode, though the snapshot holds no MachineOSConfig: " + machines
 	case !p.Layered && len(p.Stages) == 0:
 		return "not layered: " + machines
 	case !p.Layered:

@@ -14,10 +14,18 @@ func (b *reportBuilder) buildChecks(f analysis.MachineOSConfigFinding) []Check {
 	created := b.buildCreatedCheck(f)
 	bd, ok := b.awaitedBuild(f)
 	if !ok {
+		status := NotReached
+		if !b.c.Captured(analysis.KindMachineOSBuild) {
+			// A gather cut before them: none is unknown, not "not yet".
+			created = check(CheckBuildCreated)
+			created.notCaptured(Finding{Object: Object{Kind: "Resource", Name: resourceMachineOSBuilds},
+				Message: "the snapshot holds no MachineOSBuild: whether a build of the pool's rendered config exists, and how it went, is unknown"})
+			status = NotCaptured
+		}
 		checks := []Check{created.done()}
 		for _, id := range []string{CheckBuildPods, CheckBuildDuration, CheckBuildResult, CheckBuildLeftover} {
 			p := check(id)
-			p.Status = NotReached
+			p.Status = status
 			checks = append(checks, p.done())
 		}
 		return checks

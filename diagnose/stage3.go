@@ -206,9 +206,13 @@ func (b *reportBuilder) poolConditionCheck(pool string, nodeFailing bool) *pendi
 			continue
 		}
 		r := classify.Classify(classify.Message{Origin: classify.OriginPoolCondition, Reason: c.Reason, Text: c.Message})
+		msg := fmt.Sprintf("%s=True (reason %s) and no node or build failure explains it", t.cond, orNone(c.Reason))
+		if t.cond == mcfgv1.MachineConfigPoolImageBuildDegraded && !b.c.Captured(analysis.KindMachineOSBuild) {
+			msg = fmt.Sprintf("%s=True (reason %s): a build failed, and the snapshot holds no MachineOSBuild to say why", t.cond, orNone(c.Reason))
+		}
 		cond.fail(Finding{
 			Object: Object{Kind: "MachineConfigPool", Name: pool}, Field: "status.conditions[type=" + string(t.cond) + "]",
-			Message: fmt.Sprintf("%s=True (reason %s) and no node or build failure explains it", t.cond, orNone(c.Reason)),
+			Message: msg,
 			Class:   classify.Unknown, Excerpt: r.Excerpt, Since: timePtr(c.LastTransitionTime.Time),
 			Runbook: b.runbook(alertPoolDegraded), Commands: poolConditionCommands(pool),
 		})

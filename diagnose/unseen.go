@@ -80,3 +80,26 @@ func unseenSummary(u analysis.UnseenLayering) string {
 	return fmt.Sprintf("uses image mode (%d sign(s)), but the snapshot holds no MachineOSConfig: %s; capture the rest with ocl_exporter capture",
 		len(u.Signs), unseenStates[u.State])
 }
+
+// layeringUnknownStages are the stages of a pool that shows no sign of
+// image mode in a snapshot that holds no MachineOSConfig: a layered pool
+// shows none in some states (4.16 and 4.17 between a build that
+// succeeded and the first node it targets, OCPBUGS-35509; any pool of an
+// `oc adm inspect co/machine-config`, which follows no MachineOSConfig),
+// so whether it is layered is unknown, never "not layered". Its rollout
+// is shown when a node fails or carries an image, as for a pool not
+// layered.
+func (b *reportBuilder) layeringUnknownStages(name string, rollout *analysis.PoolRollout, nodes []analysis.NodeRollout) []Stage {
+	mosc := check(CheckMOSCCaptured)
+	mosc.notCaptured(Finding{
+		Object: Object{Kind: "Resource", Name: resourceMachineOSConfigs},
+		Message: fmt.Sprintf("the snapshot holds no MachineOSConfig at all, and nothing else it holds shows whether pool %s uses image mode (a layered pool shows no sign between a build and its rollout, and an inspect of the ClusterOperator follows no MachineOSConfig): capture them with ocl_exporter capture, or with oc",
+			name),
+		Commands: captureCommands(),
+	})
+	stages := []Stage{b.stage(StageConfig, []Check{mosc.done()})}
+	if slices.ContainsFunc(nodes, func(n analysis.NodeRollout) bool { return n.ImageTracked || n.Failure != nil }) {
+		stages = append(stages, b.stage(StageRollout, b.rolloutChecks(name, rollout, nodes, false)))
+	}
+	return stages
+}

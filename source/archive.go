@@ -93,16 +93,22 @@ func (l loader) archive(p string) (*tree, error) {
 	return t, nil
 }
 
-// entry reads the current entry: a log's tail, anything else whole if
-// within the file bound. Its reads stop with ctx too: bytes that are not
-// the archive's never reach the archive's reader.
+// entry reads the current entry: a log's tail, what a gather's log says
+// of the gather, anything else whole if within the file bound. Its reads
+// stop with ctx too: bytes that are not the archive's never reach the
+// archive's reader.
 func (l loader) entry(body io.Reader, f treeFile, size int64) ([]byte, error) {
 	r := contextReader{l.ctx, body}
-	if f.role == roleLog {
+	k, known := kinds[f.gk]
+	switch {
+	case f.role == roleLog:
 		return tail(r, size, max(logTailBytes, builderLogBytes))
-	}
-	if size > l.maxBytes {
+	case f.role == roleGatherLog:
+		return gatherLogNote(r) // all the loader reads of it
+	case size > l.maxBytes:
 		return nil, fmt.Errorf("%d bytes, more than the %d a snapshot file may hold", size, l.maxBytes)
+	case f.role == roleObjects && f.inLayout && known && k.new == nil:
+		return metadataLines(r, l.maxBytes) // kept until read: only what is read
 	}
 	return io.ReadAll(io.LimitReader(r, l.maxBytes+1))
 }

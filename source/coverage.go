@@ -124,10 +124,15 @@ type coverage struct {
 	// at is the newest time a record or a must-gather's timestamp gives,
 	// zero without one.
 	at time.Time
+	// gathered are the scopes the must-gather image of release gathers
+	// (gatheredBy), forms what was done to the must-gather since.
+	gathered map[scope]bool
+	release  string
+	forms    forms
 }
 
 func newCoverage() *coverage {
-	return &coverage{scopes: map[scope]bool{}, recorded: map[string]bool{}, failed: map[string]string{}}
+	return &coverage{scopes: map[scope]bool{}, recorded: map[string]bool{}, failed: map[string]string{}, gathered: map[scope]bool{}}
 }
 
 // claims are what one file says it holds, committed when the file has
@@ -244,16 +249,35 @@ func (c *coverage) notCaptured(mco string) map[string]error {
 	out := map[string]error{}
 	for _, r := range Resources() {
 		gk := schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}
-		ns := r.namespace(mco)
-		switch why, failed := c.failed[r.Name]; {
+		s := scope{gk, r.namespace(mco)}
+		why, failed := c.failed[r.Name]
+		if !failed {
+			why, failed = c.forms.lost[s]
+		}
+		switch {
 		case failed:
 			out[r.Name] = &NotCapturedError{Resource: r.Name, Why: why}
-		case c.recorded[r.Name], c.scopes[scope{gk, anyNamespace}], c.scopes[scope{gk, ns}]:
-		case r.Namespaced:
-			out[r.Name] = &NotCapturedError{Resource: r.Name, Namespace: ns}
+		case c.recorded[r.Name], c.scopes[scope{gk, anyNamespace}], c.scopes[s]:
+		case c.gathered[s] && !slices.Contains(alwaysSome, r.Name) && !c.forms.altered():
+			// gathered, and none
 		default:
-			out[r.Name] = &NotCapturedError{Resource: r.Name}
+			out[r.Name] = c.absent(r, s)
 		}
 	}
 	return out
+}
+
+// absent is the error for r, of which the snapshot holds nothing in s.
+func (c *coverage) absent(r Resource, s scope) error {
+	why := c.forms.absentWhy(s)
+	if why == "" && c.gathered[s] {
+		why = fmt.Sprintf("the must-gather image of %s gathers them, yet the must-gather holds no file of them: a cluster always has some, so they were removed after the gather", c.release)
+	}
+	switch {
+	case why != "":
+		return &NotCapturedError{Resource: r.Name, Why: why}
+	case r.Namespaced:
+		return &NotCapturedError{Resource: r.Name, Namespace: s.ns}
+	}
+	return &NotCapturedError{Resource: r.Name}
 }

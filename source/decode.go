@@ -34,18 +34,12 @@ type fileState struct {
 	cov            *coverage     // shared by every file of a load
 	claims         *claims       // what the file says it holds
 	open           *section      // of a capture, being read
+	listNoKind     bool          // a List in oc's shape without its kind
 	logger         *slog.Logger
 }
 
 func newFileState(ctx context.Context, name string, older *olderObjects, cov *coverage, cl *claims, logger *slog.Logger) *fileState {
 	return &fileState{ctx: ctx, name: name, skipped: map[string]int{}, older: older, cov: cov, claims: cl, logger: logger}
-}
-
-func (st *fileState) merge(o *fileState) {
-	st.strayNamespace = append(st.strayNamespace, o.strayNamespace...)
-	for k, n := range o.skipped {
-		st.skipped[k] += n
-	}
 }
 
 // documents returns a reader of r's documents, one per call, io.EOF after
@@ -59,22 +53,10 @@ func (st *fileState) documents(r io.Reader) func() ([]runtime.Object, error) {
 	start, _ := stream.Peek(4096) // a shorter file returns what it has
 	if bytes.HasPrefix(bytes.TrimLeftFunc(start, unicode.IsSpace), []byte("{")) {
 		dec := json.NewDecoder(stream)
-		return func() ([]runtime.Object, error) {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return nil, notValid(err)
-			}
-			return st.convert(raw, false)
-		}
+		return func() ([]runtime.Object, error) { return st.nextJSON(dec) }
 	}
 	yr := &documentReader{r: stream}
-	return func() ([]runtime.Object, error) {
-		doc, err := yr.Read()
-		if err != nil {
-			return nil, notValid(err)
-		}
-		return st.convertYAML(doc)
-	}
+	return func() ([]runtime.Object, error) { return st.nextYAML(yr) }
 }
 
 func notValid(err error) error {
@@ -82,24 +64,6 @@ func notValid(err error) error {
 		return err
 	}
 	return fmt.Errorf("not valid YAML or JSON: %w", err)
-}
-
-// convertYAML reads a List in the shape `oc get -o yaml` writes one item
-// at a time (splitYAMLList), and anything else, or a List whose items do
-// not stand alone (anchors), whole.
-func (st *fileState) convertYAML(doc []byte) ([]runtime.Object, error) {
-	if head, items, ok := splitYAMLList(doc); ok {
-		part := newFileState(st.ctx, st.name, st.older, st.cov, st.claims, st.logger)
-		if objs, err := part.convertItems(head, items); err == nil {
-			st.merge(part)
-			return objs, nil
-		}
-	}
-	raw, err := objectJSON(doc)
-	if err != nil {
-		return nil, err
-	}
-	return st.convert(raw, false)
 }
 
 // maxObjectBytes bounds the text of one object (a document, or an item of
@@ -112,20 +76,16 @@ func (st *fileState) convertYAML(doc []byte) ([]runtime.Object, error) {
 // bound, its metadata a few kilobytes (annotations at most 256 KiB).
 const maxObjectBytes = 512 << 10
 
-// objectJSON converts one YAML object, or a List's head, to JSON: whole
-// up to maxObjectBytes; past it, only its apiVersion, kind and metadata
-// when its kind is kept as metadata only, else an error naming the bound.
+// objectJSON converts one YAML object, or a List's head, to JSON: of a
+// kind kept as metadata only its apiVersion, kind and metadata alone,
+// whatever its size; anything else whole, up to maxObjectBytes, past it
+// an error naming the bound.
 func objectJSON(doc []byte) ([]byte, error) {
+	if raw, ok := metadataOnlyJSON(doc); ok {
+		return raw, nil // whatever its size: most of a MachineConfig's is never read
+	}
 	if len(doc) > maxObjectBytes {
-		head, ok := objectHead(doc)
-		if !ok || len(head) > maxObjectBytes {
-			return nil, tooLarge(len(doc))
-		}
-		raw, err := yaml.YAMLToJSON(head)
-		if err != nil || !keptAsMetadata(raw) {
-			return nil, tooLarge(len(doc))
-		}
-		return raw, nil
+		return nil, tooLarge(len(doc))
 	}
 	raw, err := yaml.YAMLToJSON(doc)
 	if err != nil {
@@ -141,31 +101,7 @@ func tooLarge(n int) error {
 // keptAsMetadata: raw (JSON) is an object of a kind kept as metadata only.
 func keptAsMetadata(raw []byte) bool {
 	var tm typeMeta
-	if json.Unmarshal(raw, &tm) != nil || tm.Items != nil {
-		return false
-	}
-	gv, err := schema.ParseGroupVersion(tm.APIVersion)
-	k, known := kinds[gv.WithKind(tm.Kind).GroupKind()]
-	return err == nil && known && k.new == nil
-}
-
-func (st *fileState) convertItems(head []byte, items [][]byte) ([]runtime.Object, error) {
-	raw, err := objectJSON(head)
-	if err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
-		return nil, errors.New("the List is not a map")
-	}
-	var tm typeMeta
-	if json.Unmarshal(raw, &tm) == nil {
-		if skip := st.unreadList(tm); skip {
-			return nil, nil
-		}
-		st.claims.list(tm)
-	}
-	return st.convertEach(len(items), func(i int) ([]byte, error) {
-		item := items[i]
-		items[i] = nil // let the text go as soon as it is read
-		return objectJSON(item)
-	})
+	return json.Unmarshal(raw, &tm) == nil && tm.Items == nil && keptAsMetadataKind(tm)
 }
 
 // convertEach converts the n items of a List that item(i) returns as JSON,
@@ -253,13 +189,14 @@ func (st *fileState) convert(raw json.RawMessage, item bool) ([]runtime.Object, 
 		st.skipped[gvk.String()]++
 		return nil, nil
 	}
-	if len(raw) > maxObjectBytes {
-		if k.new != nil {
-			return nil, tooLarge(len(raw))
-		}
+	switch {
+	case k.new == nil:
+		// its metadata alone, whatever its size
 		if raw, err = metadataJSON(tm); err != nil || len(raw) > maxObjectBytes {
 			return nil, tooLarge(len(raw))
 		}
+	case len(raw) > maxObjectBytes:
+		return nil, tooLarge(len(raw))
 	}
 	return st.convertObject(raw, gvk, k)
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -73,7 +74,13 @@ func logContainer(p *corev1.Pod) string {
 func (l loader) attachLogs(t *tree, logs []treeFile, objs []runtime.Object) error {
 	files := map[string]treeFile{}
 	for _, f := range logs {
-		files[f.pod+"/"+f.container+"/"+path.Base(f.name)] = f
+		base := path.Base(f.name)
+		k := f.pod + "/" + f.container + "/" + strings.Replace(base, ".insecure.log", ".log", 1)
+		// The insecure retry's file is there only when the first
+		// attempt failed, leaving its own empty or partial.
+		if had, ok := files[k]; !ok || had.size == 0 || (base != path.Base(had.name) && f.size > 0 && strings.HasSuffix(base, ".insecure.log")) {
+			files[k] = f
+		}
 	}
 	for _, o := range objs {
 		p, ok := o.(*corev1.Pod)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,11 +25,14 @@ import (
 type pathRole int
 
 const (
-	roleObjects   pathRole = iota // objects to decode
-	roleSkip                      // nothing the exporter reads
-	roleTimestamp                 // when a must-gather was taken
-	roleVersion                   // the must-gather image's release
-	roleLog                       // a container log a must-gather holds
+	roleObjects     pathRole = iota // objects to decode
+	roleSkip                        // nothing the exporter reads
+	roleTimestamp                   // when a must-gather was taken
+	roleVersion                     // the must-gather image's release
+	roleLog                         // a container log a must-gather holds
+	roleGatherLog                   // the gather's own log (forms.go)
+	roleCleanMark                   // must-gather-clean's watermark
+	roleCleanReport                 // must-gather-clean's report
 )
 
 const (
@@ -114,11 +118,19 @@ func classifyPodPath(ns string, rest []string, mco string) mustGatherPath {
 	switch {
 	case len(rest) == 2 && rest[1] == rest[0]+".yaml":
 		return mustGatherPath{role: roleObjects, namespace: ns, gk: pod}
-	case len(rest) == 5 && rest[1] == rest[2] && rest[3] == "logs" && (rest[4] == "current.log" || rest[4] == "previous.log"):
+	case len(rest) == 5 && rest[1] == rest[2] && rest[3] == "logs" && slices.Contains(logFiles, rest[4]):
 		return mustGatherPath{role: roleLog, namespace: ns, gk: pod, pod: rest[0], container: rest[1]}
 	}
 	return mustGatherPath{role: roleSkip}
 }
+
+// logFiles are the files inspect writes a container's log to: the run
+// that ended (current) and the one before (previous), each retried with
+// InsecureSkipTLSVerifyBackend when the kubelet's certificate fails,
+// into a file of its own (pod.go gatherContainerLogs); the first
+// attempt's file is then left empty (writer.go simpleFileWriter.Write
+// creates it before the request fails).
+var logFiles = []string{"current.log", "previous.log", "current.insecure.log", "previous.insecure.log"}
 
 func isYAML(name string) bool { return strings.HasSuffix(name, ".yaml") }
 
@@ -176,20 +188,16 @@ func (r release) atLeast(major, minor int) bool {
 }
 
 // gathered are the cluster-scoped resources the must-gather image of a
-// release gathers, one file per object: a resource it gathers and holds
-// no file of has no object. Nodes and ClusterOperators by `gather`,
-// MachineConfigs and MachineConfigPools through the machine-config
-// ClusterOperator's relatedObjects (machine-config-operator
+// release gathers, one file per object. Nodes and ClusterOperators by
+// `gather`, MachineConfigs and MachineConfigPools through the
+// machine-config ClusterOperator's relatedObjects (machine-config-operator
 // pkg/operator/status.go syncRelatedObjects) and gather_ppc, which adds
 // MachineOSConfigs and MachineOSBuilds from release-4.18 and
 // MachineConfigNodes from release-4.19. Namespaced resources are known by
 // the <Kind>List files inspect writes for each namespace, empty ones
 // included.
 func gathered(r release) []string {
-	out := []string{
-		"nodes", "clusteroperators.config.openshift.io",
-		"machineconfigs.machineconfiguration.openshift.io", "machineconfigpools.machineconfiguration.openshift.io",
-	}
+	out := slices.Clone(alwaysSome)
 	if r.atLeast(4, 18) {
 		out = append(out, "machineosconfigs.machineconfiguration.openshift.io", "machineosbuilds.machineconfiguration.openshift.io")
 	}
@@ -199,13 +207,24 @@ func gathered(r release) []string {
 	return out
 }
 
-// gatheredBy adds to c the resources a must-gather of release r holds all
-// of.
+// alwaysSome are the gathered resources no cluster has none of: its
+// nodes, its ClusterOperators, the master and worker pools and their
+// MachineConfigs. A must-gather that holds no file of one lost them after
+// the gather (must-gather-clean omits MachineConfigs by default).
+var alwaysSome = []string{
+	"nodes", "clusteroperators.config.openshift.io",
+	"machineconfigs.machineconfiguration.openshift.io", "machineconfigpools.machineconfiguration.openshift.io",
+}
+
+// gatheredBy notes the resources a must-gather of release r gathers: one
+// it holds no file of has none, unless no cluster has none of it or the
+// must-gather was altered since (coverage.notCaptured).
 func (c *coverage) gatheredBy(r release) {
+	c.release = r.String()
 	for _, name := range gathered(r) {
 		for _, res := range Resources() {
 			if res.Name == name {
-				c.scopes[scope{schema.GroupKind{Group: res.GVR.Group, Kind: res.Kind}, ""}] = true
+				c.gathered[scope{schema.GroupKind{Group: res.GVR.Group, Kind: res.Kind}, ""}] = true
 			}
 		}
 	}

@@ -174,6 +174,9 @@ func (l loader) loadTree(t *tree) ([]runtime.Object, *coverage, error) {
 	var notObjects []string
 	var logs []treeFile
 	cov := newCoverage()
+	if err := l.readForms(t, cov); err != nil {
+		return nil, nil, err
+	}
 	for _, f := range t.files {
 		switch f.role {
 		case roleTimestamp, roleVersion:
@@ -184,8 +187,13 @@ func (l loader) loadTree(t *tree) ([]runtime.Object, *coverage, error) {
 		case roleLog:
 			logs = append(logs, f)
 			continue
+		case roleGatherLog, roleCleanMark, roleCleanReport:
+			continue // read first
 		}
 		objs, notObject, err := l.loadFile(t, f, &older, cov)
+		if err != nil && l.cutShort(f, err, cov) {
+			continue
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -254,7 +262,8 @@ func (l loader) loadFile(t *tree, f treeFile, older *olderObjects, cov *coverage
 	}
 	defer r.Close()
 	name := f.name
-	limited := &io.LimitedReader{R: contextReader{l.ctx, r}, N: l.maxBytes + 1}
+	tail := &lastByte{r: contextReader{l.ctx, r}}
+	limited := &io.LimitedReader{R: tail, N: l.maxBytes + 1}
 	tooLarge := func() error {
 		return fmt.Errorf("%s: more than the %d bytes a snapshot file may hold: split it, or leave out the kinds the exporter does not read", name, l.maxBytes)
 	}
@@ -278,6 +287,9 @@ func (l loader) loadFile(t *tree, f treeFile, older *olderObjects, cov *coverage
 			return nil, false, tooLarge()
 		}
 		if errors.Is(err, io.EOF) {
+			if err := l.checkComplete(f, tail.last, st.listNoKind, cov); err != nil {
+				return nil, false, fmt.Errorf("%s: %w", name, err)
+			}
 			st.closeCut()
 			st.log(l.logger)
 			cov.commit(cl)

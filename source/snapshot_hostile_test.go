@@ -170,6 +170,11 @@ func FuzzLoad(f *testing.F) {
 		`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}}]}`,
 		"apiVersion: v1\nkind: List\nitems: notalist\n", "apiVersion: v1\nkind: Node\nmetadata: {name: 12345}\n",
 		"a: &a [*a,*a]\n", "- 1\n- 2\n", "\"str\"", "apiVersion: v1\nkind: Node\nmetadata: [1]\n",
+		// streamed Lists (stream.go): items of each shape, a kind kept as metadata only
+		"apiVersion: v1\nitems:\n- apiVersion: v1\n  data: {a: b}\n  kind: Secret\n  metadata:\n    name: s\n    namespace: x\n-\n  kind: Node\n  apiVersion: v1\n  metadata: {name: n}\nkind: SecretList\n",
+		"apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\nspec:\n  config: {a: [1, 2]}\nmetadata:\n  name: mc\n",
+		`{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineConfig","spec":{"x":[1,{"y":2}]},"metadata":{"name":"mc"}}`,
+		`{"apiVersion":"v1","items":{"a":[1]},"kind":"NodeList"}`, "items:\n  - kind: Node\nkind: List\n",
 	} {
 		f.Add([]byte(seed))
 	}

@@ -41,7 +41,7 @@ func (l loader) walk(fsys fs.FS, root string) (*tree, error) {
 		case info.IsDir():
 		case !info.Mode().IsRegular():
 			l.logger.Warn("skipping a snapshot path that is not a regular file", "file", f.name, "type", regularfile.Type(info.Mode()))
-		case info.Size() > l.maxBytes && f.role != roleLog:
+		case info.Size() > l.maxBytes && f.role != roleLog && f.role != roleGatherLog:
 			return nil, fmt.Errorf("%s: %d bytes, more than the %d a snapshot file may hold: split it, or leave out the kinds the exporter does not read", f.name, info.Size(), l.maxBytes)
 		default:
 			f.size = info.Size()
@@ -105,9 +105,15 @@ func layoutDirRead(segs []string, mco string) bool {
 
 // role is what path p holds, by its name alone.
 func (l loader) role(p string) treeFile {
+	if macMetadata(p) {
+		return treeFile{name: p, mustGatherPath: mustGatherPath{role: roleSkip}}
+	}
 	segs := strings.Split(p, "/")
 	if i := layoutIndex(segs); i >= 0 {
 		return treeFile{name: p, mustGatherPath: classifyMustGather(segs[i:], l.namespace), inLayout: true}
+	}
+	if r, ok := formRole(p); ok {
+		return treeFile{name: p, mustGatherPath: mustGatherPath{role: r}}
 	}
 	switch path.Base(p) {
 	case timestampFile:
@@ -154,7 +160,10 @@ func (ls *lister) tree() *tree {
 	t := &tree{mustGather: ls.layout, skipped: ls.skipped}
 	for _, f := range ls.files {
 		switch {
-		case !t.mustGather && (f.role == roleTimestamp || f.role == roleVersion):
+		case !t.mustGather && f.role == roleCleanReport:
+			f.role = roleObjects // a flat snapshot's file of that name
+			t.files = append(t.files, f)
+		case !t.mustGather && (f.role == roleTimestamp || f.role == roleVersion || f.role == roleGatherLog || f.role == roleCleanMark):
 		case t.mustGather && f.role == roleObjects && !f.inLayout:
 			t.skipped++
 		default:

@@ -45,6 +45,13 @@ func (r Release) Gathers(kind string) bool {
 	return true
 }
 
+// NeverNone are the kinds no cluster has none of (its nodes, its
+// ClusterOperators, the master and worker pools and their
+// MachineConfigs): a must-gather that gathers them and holds none lost
+// them, and reads them as not captured. A scenario without one is not a
+// whole cluster.
+var NeverNone = []string{"Node", "ClusterOperator", "MachineConfigPool", "MachineConfig"}
+
 // MustGatherOptions shape a generated must-gather.
 type MustGatherOptions struct {
 	Release Release
@@ -62,6 +69,17 @@ type MustGatherOptions struct {
 	// Logs replace the log of a container ("<pod>/<container>"), its
 	// lines without their times.
 	Logs map[string]string
+	// Inspect writes what `oc adm inspect <Inspect>` alone writes instead
+	// of the must-gather image's gather (inspect.go; forms in
+	// inspect.go here): "ns/openshift-machine-config-operator" or
+	// "co/machine-config".
+	Inspect string
+	// InsecureLogs writes the containers' logs as inspect does when the
+	// kubelet's certificate fails (insecureLogs).
+	InsecureLogs bool
+	// Edit changes each object before it is written, or drops it
+	// (false): a state of the MCO the scenarios do not hold.
+	Edit func(u *unstructured.Unstructured) bool
 }
 
 // mustGatherImageDir is the directory `oc adm must-gather` names after
@@ -83,8 +101,11 @@ func WriteMustGather(from, dir string, o MustGatherOptions) (string, error) {
 		return "", err
 	}
 	objs = append(objs, extra...)
-	w := &mgWriter{root: filepath.Join(dir, mustGatherImageDir), o: o, lists: map[string][]map[string]any{}}
+	w := &mgWriter{root: filepath.Join(dir, o.imageDir()), o: o, lists: map[string][]map[string]any{}}
 	for _, u := range objs {
+		if o.Edit != nil && !o.Edit(u) {
+			continue
+		}
 		if err := w.object(u); err != nil {
 			return "", err
 		}
@@ -92,7 +113,7 @@ func WriteMustGather(from, dir string, o MustGatherOptions) (string, error) {
 	if err := w.finish(); err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, path.Dir(mustGatherImageDir)), nil
+	return filepath.Join(dir, strings.Split(o.imageDir(), "/")[0]), nil
 }
 
 // readObjects reads every object of the flat snapshot, Lists expanded.
@@ -144,6 +165,8 @@ type mgWriter struct {
 	root  string
 	o     MustGatherOptions
 	lists map[string][]map[string]any // namespaces/<ns>/<group>/<resource>.yaml -> items
+	// clusterOperators are every ClusterOperator, for an inspect of one.
+	clusterOperators []any
 }
 
 // resourceOf is the resource the exporter reads a kind as.
@@ -170,8 +193,11 @@ func groupDir(g string) string {
 // also in pods/<pod>/<pod>.yaml beside its containers' logs
 // (namespace.go gatherNamespaceData, pod.go gatherPodData).
 func (w *mgWriter) object(u *unstructured.Unstructured) error {
+	if w.o.Inspect == InspectClusterOperator && u.GetKind() == "ClusterOperator" {
+		w.clusterOperators = append(w.clusterOperators, u.Object)
+	}
 	r, ok := resourceOf(u.GetKind())
-	if !ok || !w.o.Release.Gathers(u.GetKind()) || slices.Contains(w.o.WithoutNamespaces, u.GetNamespace()) {
+	if !ok || !w.o.gathers(u) || slices.Contains(w.o.WithoutNamespaces, u.GetNamespace()) {
 		return nil
 	}
 	if u.GetKind() == "Secret" {
@@ -207,11 +233,10 @@ func (w *mgWriter) pod(u *unstructured.Unstructured, logs map[string]string) err
 	}
 	for _, c := range containerNames(u) {
 		base := path.Join(dir, c, c, "logs")
-		if err := w.writeText(path.Join(base, "current.log"), logs[c]); err != nil {
-			return err
-		}
-		if err := w.writeText(path.Join(base, "previous.log"), ""); err != nil {
-			return err
+		for name, body := range w.o.logFiles(logs[c]) {
+			if err := w.writeText(path.Join(base, name), body); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -317,7 +342,7 @@ var namespaceLists = []struct{ group, resource, kind string }{
 var gatheredNamespaces = []string{source.DefaultNamespace, "default", "openshift-etcd"}
 
 func (w *mgWriter) finish() error {
-	for _, ns := range gatheredNamespaces {
+	for _, ns := range w.o.namespaces() {
 		if slices.Contains(w.o.WithoutNamespaces, ns) {
 			continue
 		}
@@ -373,6 +398,9 @@ func listKind(p string) string {
 // JSON arrays (gather_etcd), Prometheus answers (gather_monitoring),
 // service logs, and other namespaces' and kinds' objects.
 func (w *mgWriter) noise() error {
+	if w.o.Inspect != "" {
+		return w.inspectNoise()
+	}
 	at := w.o.At
 	files := map[string]string{
 		"timestamp": fmt.Sprintf("%s m=+0.043719245\n%s m=+181.512094117\n", at.Add(-3*time.Minute).UTC().Format("2006-01-02 15:04:05.999999999 -0700 MST"), at.Add(-6*time.Second).UTC().Format("2006-01-02 15:04:05.999999999 -0700 MST")),

@@ -2,35 +2,37 @@ package sourcetest
 
 import (
 	"bytes"
+	"compress/gzip"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// TestCommittedMustGathersAreGenerated: the trees of testdata/must-gathers
-// are what the generator writes for their scenario; go run
-// ./hack/mustgather rewrites a stale one (README.md there lists them).
+// TestCommittedMustGathersAreGenerated: the trees and archives of
+// testdata/must-gathers are what the generator writes for them; go run
+// ./hack/mustgather -fixture NAME rewrites a stale one (README.md there
+// lists them). An archive is compared uncompressed.
 func TestCommittedMustGathersAreGenerated(t *testing.T) {
-	for _, tc := range []struct {
-		tree, scenario string
-		o              MustGatherOptions
-	}{
-		{"4.16-v416-build-pod-failed", "v416-build-pod-failed", MustGatherOptions{Release: 16, NoTerminationMessages: true}},
-		{"4.17-healthy-rollout-done", "healthy-rollout-done", MustGatherOptions{Release: 17}},
-		{"4.18-seed004-build-failed-no-message", "seed004-build-failed", MustGatherOptions{Release: 18, NoTerminationMessages: true}},
-		{"4.19-seed004-build-failed", "seed004-build-failed", MustGatherOptions{Release: 19}},
-	} {
-		t.Run(tc.tree, func(t *testing.T) {
-			tc.o.At = Now
-			dir := t.TempDir()
-			if _, err := WriteMustGather(filepath.Join("../../testdata/scenarios", tc.scenario), dir, tc.o); err != nil {
+	for _, c := range CommittedMustGathers {
+		t.Run(c.Tree, func(t *testing.T) {
+			out, err := c.Write("../../testdata/scenarios", filepath.Join(t.TempDir(), c.Tree))
+			if err != nil {
 				t.Fatal(err)
 			}
-			want, got := files(t, dir), files(t, filepath.Join("../../testdata/must-gathers", tc.tree))
+			committed := filepath.Join("../../testdata/must-gathers", c.Tree)
+			if strings.HasSuffix(c.Tree, ".tar.gz") {
+				if !bytes.Equal(gunzip(t, out), gunzip(t, committed)) {
+					t.Errorf("%s: stale; go run ./hack/mustgather -fixture %s", committed, c.Tree)
+				}
+				return
+			}
+			want, got := files(t, out), files(t, committed)
 			for p, b := range want {
 				if g, ok := got[p]; !ok || !bytes.Equal(g, b) {
-					t.Errorf("%s: stale or missing; go run ./hack/mustgather (testdata/must-gathers/README.md)", p)
+					t.Errorf("%s: stale or missing; go run ./hack/mustgather -fixture %s", p, c.Tree)
 				}
 			}
 			for p := range got {
@@ -40,6 +42,24 @@ func TestCommittedMustGathersAreGenerated(t *testing.T) {
 			}
 		})
 	}
+}
+
+func gunzip(t *testing.T, p string) []byte {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func files(t *testing.T, dir string) map[string][]byte {

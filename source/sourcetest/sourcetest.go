@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -97,3 +98,41 @@ func Cluster(t testing.TB, dir string) *analysis.Cluster {
 	t.Helper()
 	return Source(t, dir).Cluster(Now)
 }
+
+// FlatAs runs the flat snapshot at dir with the resources like leaves not
+// captured not captured, with the same reasons: a must-gather's report
+// compared with the flat one of the same objects, given the same
+// knowledge of what was captured.
+func FlatAs(t testing.TB, dir string, like *source.Source) *source.Source {
+	t.Helper()
+	objs, err := source.Load(os.DirFS(dir), ".", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := source.NewMemory(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := map[string]error{}
+	for _, st := range like.Status() {
+		if st.Problem != source.ProblemNotCaptured {
+			continue
+		}
+		err := &source.NotCapturedError{Resource: st.Resource, Why: strings.TrimPrefix(st.Reason, "the snapshot did not capture "+st.Resource+": ")}
+		if err.Error() != st.Reason {
+			err = &source.NotCapturedError{Resource: st.Resource, Namespace: source.DefaultNamespace}
+		}
+		if err.Error() != st.Reason {
+			t.Fatalf("%s: cannot reproduce %q", st.Resource, st.Reason)
+		}
+		errs[st.Resource] = err
+	}
+	return FromBackend(t, notCaptured{mem, errs})
+}
+
+type notCaptured struct {
+	*source.Memory
+	errs map[string]error
+}
+
+func (n notCaptured) NotCaptured(r source.Resource) error { return n.errs[r.Name] }

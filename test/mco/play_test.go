@@ -28,6 +28,7 @@ var (
 	mosbGVR       = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineosbuilds"}
 	moscGVR       = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineosconfigs"}
 	mcpGVR        = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineconfigpools"}
+	mcGVR         = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineconfigs"}
 	jobGVR        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 	podGVR        = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 	cmGVR         = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}

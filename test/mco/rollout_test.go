@@ -42,7 +42,17 @@ var poolNodes = []string{
 // machine-config-daemon (each targeted node updates: no node runs here).
 func TestBuildSucceedsAndRollsOut(t *testing.T) {
 	runIncidentFrom(t, "healthy-new-rendered-config", false,
-		append(newConfigBuildSteps(false), rolloutSteps(newImage, poolNodes, 26, 34, 42, 50)...))
+		append(newConfigBuildSteps(false, 25), rolloutSteps(newImage, poolNodes, 26, 34, 42, 50)...))
+}
+
+// TestOSStreamRebuild replays healthy-os-stream-rebuild: the default OS
+// image stream changes, the render controller (played) renders pool
+// layered's config on the new stream's base images, and the MCO rebuilds
+// and rolls out its image as for any new rendered config; the build,
+// pulling a base no node has, takes 45 minutes, and nothing pages.
+func TestOSStreamRebuild(t *testing.T) {
+	runIncidentFrom(t, "healthy-os-stream-rebuild", false,
+		append(newConfigBuildSteps(false, 45), rolloutSteps(newImage, poolNodes, 46, 54, 62, 70)...))
 }
 
 // TestPausedPool replays healthy-paused-pool: the admin pauses pool
@@ -51,7 +61,7 @@ func TestBuildSucceedsAndRollsOut(t *testing.T) {
 // unpauses it at minute 400. The test plays what
 // TestBuildSucceedsAndRollsOut plays, and the admin's pause and unpause.
 func TestPausedPool(t *testing.T) {
-	runIncidentFrom(t, "healthy-paused-pool", false, append(append(newConfigBuildSteps(true),
+	runIncidentFrom(t, "healthy-paused-pool", false, append(append(newConfigBuildSteps(true, 25),
 		step{at: 400, note: "the admin unpauses the pool",
 			play: func(ctx context.Context, w *world, in *incident) error { return setPaused(ctx, w, false) },
 			done: func(ctx context.Context, w *world, in *incident) string {
@@ -64,9 +74,9 @@ func TestPausedPool(t *testing.T) {
 }
 
 // newConfigBuildSteps are the new rendered config of
-// healthy-new-rendered-config and its build, to its success at minute 25;
-// with paused, the pool is paused first and its messages say so.
-func newConfigBuildSteps(paused bool) []step {
+// healthy-new-rendered-config and its build, to its success at minute
+// built; with paused, the pool is paused first and its messages say so.
+func newConfigBuildSteps(paused bool, built int) []step {
 	waiting := map[bool]string{false: "waiting for nodes to apply OS image", true: "Pool is paused; OS image build completed successfully"}[paused]
 	building := map[bool]string{false: "waiting for OS image build to complete", true: "Pool is paused; OS image build in progress"}[paused]
 	return []step{
@@ -86,6 +96,9 @@ func newConfigBuildSteps(paused bool) []step {
 				if m := newBuildJob(ctx, w, in, "layered-d41c8e2a7f3b49d6a0e5c1b8f2d7a3e6"); m != "" {
 					return m
 				}
+				if m := jobPullsNoOSImage(ctx, w, in); m != "" {
+					return m
+				}
 				if m := buildCondition(ctx, w, in, "Prepared", "True"); m != "" {
 					return m
 				}
@@ -102,7 +115,7 @@ func newConfigBuildSteps(paused bool) []step {
 				}
 				return poolCondition(ctx, w, "Updating", "True", building)
 			}},
-		{at: 25, note: "the build pod pushes the image and succeeds (played); the MCO cleans up",
+		{at: built, note: "the build pod pushes the image and succeeds (played); the MCO cleans up",
 			play: func(ctx context.Context, w *world, in *incident) error {
 				return w.succeedBuildPod(ctx, "build-"+in.mosb, "h2k7m", in.mosb, newDigest)
 			},
@@ -241,6 +254,37 @@ func newBuildJob(ctx context.Context, w *world, in *incident, lifecycleName stri
 	}
 	return ""
 }
+
+// jobPullsNoOSImage says which container of the incident's build Job runs
+// an OS image, "" when none does. Before OCPBUGS-57473's fix (#5794, in
+// 4.23, 5.0 and main) its create-digest-configmap container ran the base
+// OS image (4.18 to 4.21 BaseOSContainerImage, 4.22 the rendered config's
+// osImageURL), which the kubelet pulled beside the build's own pull:
+// twice the time, gigabytes in the node's image store. Now the buildah
+// FROM pulls it, once (buildrequest.go toBuildahPod: both containers run
+// the MCO's image).
+func jobPullsNoOSImage(ctx context.Context, w *world, in *incident) string {
+	job := w.get(ctx, jobGVR, mcoNamespace, "build-"+in.mosb)
+	mc := w.get(ctx, mcGVR, "", newRendered)
+	if job == nil || mc == nil {
+		return "the build Job and its rendered config"
+	}
+	osImage, _, _ := unstructured.NestedString(mc.Object, "spec", "osImageURL")
+	for _, field := range []string{"initContainers", "containers"} {
+		cs, _, _ := unstructured.NestedSlice(job.Object, "spec", "template", "spec", field)
+		for _, c := range cs {
+			m, _ := c.(map[string]any)
+			if img, _ := m["image"].(string); img == osImage || img == baseOSContainerImage {
+				return fmt.Sprintf("container %v of Job build-%s running the OS image %s (OCPBUGS-57473)", m["name"], in.mosb, img)
+			}
+		}
+	}
+	return ""
+}
+
+// baseOSContainerImage is the release's base OS image
+// (testdata/cluster.yaml's ControllerConfig and images.json).
+const baseOSContainerImage = "registry.build06.ci.openshift.org/ci-ln-bfn63jk/stable@sha256:64f7c4d00f741fb0297b7a1741a097c511293b65ac1dd1bad5306b3a2e665c6d"
 
 // poolCondition says what the pool lacks of the condition, "" when it has it.
 func poolCondition(ctx context.Context, w *world, typ, status, message string) string {
