@@ -364,3 +364,45 @@ func TestExprProblemsRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryAlertFiresInATest: a rule no promtool test sees firing could be
+// dead (a typo in a metric name, a condition that cannot hold) and every
+// test would pass. Each alert fires in at least one test: an alert_rule_test
+// with exp_alerts, or an ALERTS sample of a lifecycle.
+func TestEveryAlertFiresInATest(t *testing.T) {
+	fired := map[string]bool{}
+	for p, f := range promtoolTests(t) {
+		for _, tg := range f.Tests {
+			for _, a := range tg.AlertRuleTest {
+				if len(a.ExpAlerts) > 0 {
+					fired[a.Alertname] = true
+				}
+			}
+			for _, e := range tg.PromqlExprTest {
+				for _, s := range e.ExpSamples {
+					ms, err := parser.ParseMetricSelector(s.Labels)
+					if err != nil {
+						t.Fatalf("%s: exp_samples labels %s: %v", p, s.Labels, err)
+					}
+					var name, state string
+					for _, m := range ms {
+						switch m.Name {
+						case "alertname":
+							name = m.Value
+						case "alertstate":
+							state = m.Value
+						}
+					}
+					if state == "firing" {
+						fired[name] = true
+					}
+				}
+			}
+		}
+	}
+	for _, r := range alertRules(t) {
+		if !fired[r.Alert] {
+			t.Errorf("no promtool test in tests/ sees %s fire: add one (docs/alerts.md, \"Scenario tests\")", r.Alert)
+		}
+	}
+}
