@@ -133,12 +133,12 @@ clean:
 ## deploy/acm/generated/ (every dashboard, fleet/ too, for ACM's Grafana)
 ## and deploy/overlays/perses/generated/ (PersesDashboards from dashboards/);
 ## go test ./hack/bundle/ fails when the committed files are not current.
-## The rules' runbook_url values link the runbooks at the tag or commit
-## checked out (a commit that adds a runbook first, then its bundle).
+## The committed rules link the runbooks on main, as alerts/ does; make
+## manifests and make dist pin them to the tag or commit they render.
 # A fork or a mirror links its own runbooks: RUNBOOK_REPO=https://github.com/ORG/ocl_exporter
-# (GitHub's layout, at the same tag or commit; make build takes it too, as
-# the binary's --web.runbook-url default), or RUNBOOK_URL=https://runbooks.example.com/ocl/
-# (any base ending in /, <Alert>.md appended).
+# (GitHub's layout; make build takes it too, as the binary's
+# --web.runbook-url default), or RUNBOOK_URL=https://runbooks.example.com/ocl/
+# (any base ending in /, <Alert>.md appended), to make manifests too.
 RUNBOOK_REPO ?=
 RUNBOOK_URL  ?=
 .PHONY: bundle lint-dockerfile
@@ -149,7 +149,8 @@ bundle:
 ## bundle (deploy/, or BUNDLE=deploy/overlays/user-workload, or
 ## BUNDLE=deploy/overlays/perses for the console's Perses view) with that image
 ## into one YAML file, MANIFESTS (bin/ocl-exporter.yaml), with the kustomize
-## of go.mod (hack/bundle): no kustomize program to install.
+## of go.mod (hack/bundle): no kustomize program to install. Its rules link
+## the runbooks at the tag or commit checked out.
 ## deploy: `make deploy IMAGE=...` applies those manifests with oc (or
 ## kubectl) as your login, a cluster admin, and waits for the rollout.
 BUNDLE    ?= deploy
@@ -159,7 +160,8 @@ KUBECTL   ?= $(shell command -v oc 2>/dev/null || command -v kubectl 2>/dev/null
 manifests:
 	@test -n "$(IMAGE)" || { echo "make $@ IMAGE=REGISTRY/ocl_exporter:TAG (the image make push pushed)"; exit 2; }
 	@mkdir -p $(dir $(MANIFESTS))
-	$(GO) run ./hack/bundle -manifests=$(MANIFESTS) -dir=$(BUNDLE) -image=$(IMAGE)
+	$(GO) run ./hack/bundle -manifests=$(MANIFESTS) -dir=$(BUNDLE) -image=$(IMAGE) \
+		$(if $(RUNBOOK_REPO),-repository=$(RUNBOOK_REPO)) $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
 
 deploy: manifests
 	@test -n "$(KUBECTL)" || { echo "make deploy: neither oc nor kubectl is on PATH; apply $(MANIFESTS) with your cluster's client"; exit 2; }
