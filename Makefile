@@ -128,6 +128,26 @@ $(GOLANGCI): tools/golangci/go.mod tools/golangci/go.sum
 clean:
 	rm -rf $(BIN) dist
 
+## generate: rewrite every generated file, in the order they depend on
+## each other: the golden exposition, the limits diagnose reads from the
+## rules, the promtool series and lifecycles, the reports' goldens, the
+## committed must-gather trees, the dashboards' JSON, the bundle and
+## docs/flags.md. Review the diff and commit it; check-generated (CI)
+## fails while a committed file differs from what this writes.
+GENERATE_PKGS := ./collector/ ./alerts/rulelimits/ ./alerts/ ./diagnose/ ./review/ ./source/sourcetest/
+.PHONY: generate check-generated
+generate:
+	@set -e; for p in $(GENERATE_PKGS); do echo "go test $$p -update"; $(GO) test -count=1 $$p -update >/dev/null; done
+	$(MAKE) --no-print-directory dashboards bundle docs
+
+## check-generated: make generate, then fail if it changed a file (on a
+## clean checkout, as CI's: any change; else a change to what was there).
+TREE_STATE = { git status --porcelain --untracked-files=all; git diff; } | sha256sum
+check-generated:
+	@before=$$($(TREE_STATE)); $(MAKE) --no-print-directory generate; \
+	if [ "$$before" != "$$($(TREE_STATE))" ]; then \
+		echo "make generate changed the checkout (commit what it writes):"; git status --short; exit 1; fi
+
 ## bundle: write deploy/base/generated/ (the PrometheusRule from
 ## alerts/*rules.yaml, the console dashboards from dashboards/*.json),
 ## deploy/acm/generated/ (every dashboard, fleet/ too, for ACM's Grafana)

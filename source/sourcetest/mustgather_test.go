@@ -2,15 +2,18 @@ package sourcetest
 
 import (
 	"bytes"
+	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
+var update = flag.Bool("update", false, "rewrite the trees of testdata/must-gathers (make generate)")
+
 // TestCommittedMustGathersAreGenerated: the trees of testdata/must-gathers
-// are what the generator writes for their scenario; go run
-// ./hack/mustgather rewrites a stale one (README.md there lists them).
+// are what the generator writes for their scenario; -update (make
+// generate) rewrites them (README.md there lists them).
 func TestCommittedMustGathersAreGenerated(t *testing.T) {
 	for _, tc := range []struct {
 		tree, scenario string
@@ -23,14 +26,21 @@ func TestCommittedMustGathersAreGenerated(t *testing.T) {
 	} {
 		t.Run(tc.tree, func(t *testing.T) {
 			tc.o.At = Now
+			tree := filepath.Join("../../testdata/must-gathers", tc.tree)
 			dir := t.TempDir()
+			if *update {
+				if err := os.RemoveAll(tree); err != nil {
+					t.Fatal(err)
+				}
+				dir = tree
+			}
 			if _, err := WriteMustGather(filepath.Join("../../testdata/scenarios", tc.scenario), dir, tc.o); err != nil {
 				t.Fatal(err)
 			}
-			want, got := files(t, dir), files(t, filepath.Join("../../testdata/must-gathers", tc.tree))
+			want, got := files(t, dir), files(t, tree)
 			for p, b := range want {
 				if g, ok := got[p]; !ok || !bytes.Equal(g, b) {
-					t.Errorf("%s: stale or missing; go run ./hack/mustgather (testdata/must-gathers/README.md)", p)
+					t.Errorf("%s: stale or missing; make generate rewrites it", p)
 				}
 			}
 			for p := range got {
