@@ -133,17 +133,37 @@ $(GOLANGCI): tools/golangci/go.mod tools/golangci/go.sum
 clean:
 	rm -rf $(BIN) dist
 
+## generate: rewrite every generated file, in the order they depend on
+## each other: the golden exposition, the limits diagnose reads from the
+## rules, the promtool series and lifecycles, the reports' goldens, the
+## committed must-gather trees, the dashboards' JSON, the bundle and
+## docs/flags.md. Review the diff and commit it; check-generated (CI)
+## fails while a committed file differs from what this writes.
+GENERATE_PKGS := ./collector/ ./alerts/rulelimits/ ./alerts/ ./diagnose/ ./review/ ./source/sourcetest/
+.PHONY: generate check-generated
+generate:
+	@set -e; for p in $(GENERATE_PKGS); do echo "go test $$p -update"; $(GO) test -count=1 $$p -update >/dev/null; done
+	$(MAKE) --no-print-directory dashboards bundle docs
+
+## check-generated: make generate, then fail if it changed a file (on a
+## clean checkout, as CI's: any change; else a change to what was there).
+TREE_STATE = { git status --porcelain --untracked-files=all; git diff; } | sha256sum
+check-generated:
+	@before=$$($(TREE_STATE)); $(MAKE) --no-print-directory generate; \
+	if [ "$$before" != "$$($(TREE_STATE))" ]; then \
+		echo "make generate changed the checkout (commit what it writes):"; git status --short; exit 1; fi
+
 ## bundle: write deploy/base/generated/ (the PrometheusRule from
 ## alerts/*rules.yaml, the console dashboards from dashboards/*.json),
 ## deploy/acm/generated/ (every dashboard, fleet/ too, for ACM's Grafana)
 ## and deploy/overlays/perses/generated/ (PersesDashboards from dashboards/);
 ## go test ./hack/bundle/ fails when the committed files are not current.
-## The rules' runbook_url values link the runbooks at the tag or commit
-## checked out (a commit that adds a runbook first, then its bundle).
+## The committed rules link the runbooks on main, as alerts/ does; make
+## manifests and make dist pin them to the tag or commit they render.
 # A fork or a mirror links its own runbooks: RUNBOOK_REPO=https://github.com/ORG/ocl_exporter
-# (GitHub's layout, at the same tag or commit; make build takes it too, as
-# the binary's --web.runbook-url default), or RUNBOOK_URL=https://runbooks.example.com/ocl/
-# (any base ending in /, <Alert>.md appended).
+# (GitHub's layout; make build takes it too, as the binary's
+# --web.runbook-url default), or RUNBOOK_URL=https://runbooks.example.com/ocl/
+# (any base ending in /, <Alert>.md appended), to make manifests too.
 RUNBOOK_REPO ?=
 RUNBOOK_URL  ?=
 .PHONY: bundle lint-dockerfile
@@ -154,7 +174,8 @@ bundle:
 ## bundle (deploy/, or BUNDLE=deploy/overlays/user-workload, or
 ## BUNDLE=deploy/overlays/perses for the console's Perses view) with that image
 ## into one YAML file, MANIFESTS (bin/ocl-exporter.yaml), with the kustomize
-## of go.mod (hack/bundle): no kustomize program to install.
+## of go.mod (hack/bundle): no kustomize program to install. Its rules link
+## the runbooks at the tag or commit checked out.
 ## deploy: `make deploy IMAGE=...` applies those manifests with oc (or
 ## kubectl) as your login, a cluster admin, and waits for the rollout.
 BUNDLE    ?= deploy
@@ -164,7 +185,8 @@ KUBECTL   ?= $(shell command -v oc 2>/dev/null || command -v kubectl 2>/dev/null
 manifests:
 	@test -n "$(IMAGE)" || { echo "make $@ IMAGE=REGISTRY/ocl_exporter:TAG (the image make push pushed)"; exit 2; }
 	@mkdir -p $(dir $(MANIFESTS))
-	$(GO) run ./hack/bundle -manifests=$(MANIFESTS) -dir=$(BUNDLE) -image=$(IMAGE)
+	$(GO) run ./hack/bundle -manifests=$(MANIFESTS) -dir=$(BUNDLE) -image=$(IMAGE) \
+		$(if $(RUNBOOK_REPO),-repository=$(RUNBOOK_REPO)) $(if $(RUNBOOK_URL),-runbook-url=$(RUNBOOK_URL))
 
 deploy: manifests
 	@test -n "$(KUBECTL)" || { echo "make deploy: neither oc nor kubectl is on PATH; apply $(MANIFESTS) with your cluster's client"; exit 2; }

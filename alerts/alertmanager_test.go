@@ -128,3 +128,63 @@ func exprLabels(expr string) []string {
 	})
 	return out
 }
+
+// TestExporterDownInhibitsEveryOtherAlert: without the exporter every other
+// alert of the bundle is blind, so the inhibition whose source is
+// OCLExporterDown names each of them, and nothing else. A new alert that
+// is not added there pages through an exporter outage; this names it.
+func TestExporterDownInhibitsEveryOtherAlert(t *testing.T) {
+	b, err := os.ReadFile(alertmanagerFragment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		InhibitRules []struct {
+			SourceMatchers []string `json:"source_matchers"`
+			TargetMatchers []string `json:"target_matchers"`
+		} `json:"inhibit_rules"`
+	}
+	if err := sigsyaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatalf("%s: %v", alertmanagerFragment, err)
+	}
+	const source = `alertname="OCLExporterDown"`
+	var targets []string
+	for _, ir := range cfg.InhibitRules {
+		if len(ir.SourceMatchers) == 1 && ir.SourceMatchers[0] == source {
+			targets = append(targets, ir.TargetMatchers...)
+		}
+	}
+	if len(targets) != 1 {
+		t.Fatalf("%s: want one inhibit rule with source_matchers [%s] and one target matcher, found target matchers %q", alertmanagerFragment, source, targets)
+	}
+	named := map[string]bool{}
+	for _, lm := range mustMatchers(t, targets[0]) {
+		if lm.Name == "alertname" && lm.Type == labels.MatchRegexp {
+			for _, name := range strings.Split(lm.Value, "|") {
+				named[name] = true
+			}
+		}
+	}
+	for _, r := range alertRules(t) {
+		switch {
+		case r.Alert == "OCLExporterDown" && named[r.Alert]:
+			t.Errorf("%s: OCLExporterDown inhibits itself", alertmanagerFragment)
+		case r.Alert != "OCLExporterDown" && !named[r.Alert]:
+			t.Errorf("%s: add %s to the target_matchers of the OCLExporterDown inhibition: it is blind without the exporter too", alertmanagerFragment, r.Alert)
+		}
+		delete(named, r.Alert)
+	}
+	for name := range named {
+		t.Errorf("%s: the OCLExporterDown inhibition names %s, which is no alert of alerts/*rules.yaml", alertmanagerFragment, name)
+	}
+}
+
+// mustMatchers parses one Alertmanager matcher as PromQL label matchers.
+func mustMatchers(t *testing.T, m string) []*labels.Matcher {
+	t.Helper()
+	ms, err := parser.ParseMetricSelector("{" + m + "}")
+	if err != nil {
+		t.Fatalf("matcher %s: %v", m, err)
+	}
+	return ms
+}

@@ -92,25 +92,50 @@ func TestGroupEvalOrderFollowsReads(t *testing.T) {
 	for _, p := range orderProblems(loadRules(t), GroupEvalOrder) {
 		t.Error(p)
 	}
+	for p, f := range promtoolTests(t) {
+		if !slices.Equal(f.GroupEvalOrder, GroupEvalOrder) {
+			t.Errorf("%s: group_eval_order %v, want %v (alerts.GroupEvalOrder)", p, f.GroupEvalOrder, GroupEvalOrder)
+		}
+	}
+}
+
+// promtoolFile is what the tests read of a promtool test file: its group
+// order and what it expects, not its input series.
+type promtoolFile struct {
+	GroupEvalOrder []string `yaml:"group_eval_order"`
+	Tests          []struct {
+		AlertRuleTest []struct {
+			Alertname string `yaml:"alertname"`
+			ExpAlerts []any  `yaml:"exp_alerts"`
+		} `yaml:"alert_rule_test"`
+		PromqlExprTest []struct {
+			ExpSamples []struct {
+				Labels string `yaml:"labels"`
+			} `yaml:"exp_samples"`
+		} `yaml:"promql_expr_test"`
+	} `yaml:"tests"`
+}
+
+// promtoolTests reads every promtool test file of tests/, by path.
+func promtoolTests(t *testing.T) map[string]promtoolFile {
+	t.Helper()
 	paths, err := filepath.Glob(filepath.Join("tests", "*.yaml"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no promtool tests in tests/: %v", err)
 	}
+	out := map[string]promtoolFile{}
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var f struct {
-			GroupEvalOrder []string `yaml:"group_eval_order"`
-		}
+		var f promtoolFile
 		if err := yaml.Unmarshal(b, &f); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		if !slices.Equal(f.GroupEvalOrder, GroupEvalOrder) {
-			t.Errorf("%s: group_eval_order %v, want %v (alerts.GroupEvalOrder)", p, f.GroupEvalOrder, GroupEvalOrder)
-		}
+		out[p] = f
 	}
+	return out
 }
 
 // TestOrderProblemsRejects makes sure the check above can fail.

@@ -168,15 +168,37 @@ func TestEveryAlertHasARunbookAndEveryRunbookAnAlert(t *testing.T) {
 	}
 }
 
-func TestAlertListIsDocumented(t *testing.T) {
-	b, err := os.ReadFile("../docs/alerts.md")
+// TestAlertTableIsTheRules: docs/alerts.md's table lists every alert once,
+// linked to its runbook, with the severity and the for of its rule.
+func TestAlertTableIsTheRules(t *testing.T) {
+	const path = "../docs/alerts.md"
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
+	rows, err := docs.Table(f, "Alert", "Severity", "For", "Purpose")
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	listed := map[string][]string{}
+	for _, row := range rows {
+		listed[row[0]] = row
+	}
 	for _, r := range alertRules(t) {
-		if !strings.Contains(string(b), "[`"+r.Alert+"`]") {
-			t.Errorf("docs/alerts.md does not list %s", r.Alert)
+		cell := fmt.Sprintf("[`%s`](../runbooks/%s.md)", r.Alert, r.Alert)
+		row, ok := listed[cell]
+		if !ok {
+			t.Errorf("%s does not list %s: add | %s | %s | %s | ... |", path, r.Alert, cell, r.Labels["severity"], r.For)
+			continue
 		}
+		delete(listed, cell)
+		if row[1] != r.Labels["severity"] || row[2] != r.For.String() {
+			t.Errorf("%s: %s reads severity %s, for %s; its rule says %s, %s", path, r.Alert, row[1], row[2], r.Labels["severity"], r.For)
+		}
+	}
+	for cell := range listed {
+		t.Errorf("%s lists %s, which is no alert of alerts/*rules.yaml (or its link is not ../runbooks/<Alert>.md)", path, cell)
 	}
 }
 
@@ -339,6 +361,48 @@ func TestExprProblemsRejects(t *testing.T) {
 	} {
 		if len(exprProblems(expr, names)) == 0 {
 			t.Errorf("%s passed the check", expr)
+		}
+	}
+}
+
+// TestEveryAlertFiresInATest: a rule no promtool test sees firing could be
+// dead (a typo in a metric name, a condition that cannot hold) and every
+// test would pass. Each alert fires in at least one test: an alert_rule_test
+// with exp_alerts, or an ALERTS sample of a lifecycle.
+func TestEveryAlertFiresInATest(t *testing.T) {
+	fired := map[string]bool{}
+	for p, f := range promtoolTests(t) {
+		for _, tg := range f.Tests {
+			for _, a := range tg.AlertRuleTest {
+				if len(a.ExpAlerts) > 0 {
+					fired[a.Alertname] = true
+				}
+			}
+			for _, e := range tg.PromqlExprTest {
+				for _, s := range e.ExpSamples {
+					ms, err := parser.ParseMetricSelector(s.Labels)
+					if err != nil {
+						t.Fatalf("%s: exp_samples labels %s: %v", p, s.Labels, err)
+					}
+					var name, state string
+					for _, m := range ms {
+						switch m.Name {
+						case "alertname":
+							name = m.Value
+						case "alertstate":
+							state = m.Value
+						}
+					}
+					if state == "firing" {
+						fired[name] = true
+					}
+				}
+			}
+		}
+	}
+	for _, r := range alertRules(t) {
+		if !fired[r.Alert] {
+			t.Errorf("no promtool test in tests/ sees %s fire: add one (docs/alerts.md, \"Scenario tests\")", r.Alert)
 		}
 	}
 }

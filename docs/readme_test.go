@@ -171,3 +171,69 @@ func TestREADMESampleErrorCountsTheResources(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEDiagnoseSampleIsTheGolden: the README's `diagnose --example`
+// sample is the example's golden report (diagnose/testdata/example.txt,
+// which go test ./diagnose/ keeps current) with lines left out: each run
+// of lines between two "..." stands in the golden as it is, in order, the
+// runbook links at the README's base instead of the test's.
+func TestREADMEDiagnoseSampleIsTheGolden(t *testing.T) {
+	const (
+		command    = "$ bin/ocl_exporter diagnose --example"
+		readmeBase = "https://github.com/ocl-exporter/ocl_exporter/blob/.../"
+		goldenBase = "https://example.com/runbooks/"
+	)
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile("../diagnose/testdata/example.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sample, ok := strings.Cut(string(readme), command+"\n")
+	if !ok {
+		t.Fatalf("README.md has no console block running %q: drop this test with it", command)
+	}
+	sample, _, _ = strings.Cut(sample, "```")
+	lines := strings.Split(string(golden), "\n")
+	at := 0
+	for _, run := range elided(strings.ReplaceAll(sample, readmeBase, goldenBase)) {
+		i := indexRun(lines[at:], run)
+		if i < 0 {
+			t.Errorf("README.md's diagnose sample has these lines together, which diagnose/testdata/example.txt does not after its line %d (copy them from it, \"...\" where lines are left out):\n%s", at, strings.Join(run, "\n"))
+			return
+		}
+		at += i + len(run)
+	}
+}
+
+// elided splits a sample into its runs of lines between "..." lines.
+func elided(sample string) [][]string {
+	var runs [][]string
+	var run []string
+	for _, l := range strings.Split(strings.TrimRight(sample, "\n"), "\n") {
+		if strings.TrimSpace(l) == "..." {
+			if len(run) > 0 {
+				runs = append(runs, run)
+			}
+			run = nil
+			continue
+		}
+		run = append(run, l)
+	}
+	if len(run) > 0 {
+		runs = append(runs, run)
+	}
+	return runs
+}
+
+// indexRun is where run stands in lines, contiguous, or -1.
+func indexRun(lines, run []string) int {
+	for i := 0; i+len(run) <= len(lines); i++ {
+		if slices.Equal(lines[i:i+len(run)], run) {
+			return i
+		}
+	}
+	return -1
+}

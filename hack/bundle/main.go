@@ -47,43 +47,50 @@ const (
 
 func main() {
 	root := flag.String("root", ".", "repository root")
-	base := flag.String("runbook-url", "", "base URL of the runbooks the PrometheusRule links, ending in /; default: the -repository's runbooks at the tag or commit checked out")
-	repository := flag.String("repository", runbooks.Canonical, "repository (GitHub URL layout) whose runbooks the PrometheusRule links at the tag or commit checked out")
+	base := flag.String("runbook-url", "", "base URL of the runbooks the bundle links, ending in /; default: the -repository's runbooks on main (the committed files), or with -manifests at the tag or commit checked out")
+	repository := flag.String("repository", runbooks.Canonical, "repository (GitHub URL layout) whose runbooks the bundle links")
 	manifests := flag.String("manifests", "", "instead of writing the generated files, write the bundle as one YAML to this file (- for standard output), with -image set")
 	image := flag.String("image", "", "with -manifests: the exporter's image, REGISTRY/REPOSITORY:TAG or @sha256:DIGEST")
 	dir := flag.String("dir", "deploy", "with -manifests: the kustomization to render (deploy, or an overlay of it)")
-	release := flag.String("version", "", "with -manifests: generate the PrometheusRule anew, linking the runbooks at this version's ref (its tag for a release, else -revision)")
+	release := flag.String("version", "", "with -manifests: link the runbooks at this version's ref (its tag for a release, else -revision) rather than the tag or commit checked out")
 	revision := flag.String("revision", "", "with -version: the commit the version was built from")
 	flag.Parse()
-	if *manifests != "" {
-		if err := writeManifests(*root, *dir, *image, *manifests, runbookBase(*base, *repository, *release, *revision)); err != nil {
+	if *manifests == "" {
+		if *base == "" {
+			*base = runbooks.AtIn(*repository, "main")
+		}
+		if err := write(*root, *base); err != nil {
 			fmt.Fprintln(os.Stderr, "bundle:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	if *base == "" {
-		ref, err := CheckedOutRef(*root)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bundle: the runbook links name the tag or commit checked out: %v; outside a git checkout pass -runbook-url (make bundle RUNBOOK_URL=...)\n", err)
-			os.Exit(1)
-		}
-		*base = runbooks.AtIn(*repository, ref)
+	pinned, err := pinnedBase(*root, *base, *repository, *release, *revision)
+	if err == nil {
+		err = writeManifests(*root, *dir, *image, *manifests, pinned)
 	}
-	if err := write(*root, *base); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}
 }
 
-// runbookBase is where a rendered bundle links the runbooks: base when
-// given, else the runbooks at version's ref when a version is given, else
-// "" (the committed files' links).
-func runbookBase(base, repository, version, revision string) string {
-	if base != "" || version == "" {
-		return base
+// pinnedBase is where rendered manifests link the runbooks: base when
+// given, else the runbooks at version's ref when a version is given (a
+// release), else at the tag or commit checked out. Never main, which
+// moves on under a deployed rule.
+func pinnedBase(root, base, repository, version, revision string) (string, error) {
+	switch {
+	case base != "":
+		return base, nil
+	case version != "":
+		return runbooks.AtIn(repository, runbooks.Ref(version, revision)), nil
 	}
-	return runbooks.AtIn(repository, runbooks.Ref(version, revision))
+	ref, err := CheckedOutRef(root)
+	if err != nil {
+		return "", fmt.Errorf("the manifests link the runbooks at the tag or commit checked out: %w; outside a git checkout pass -runbook-url (make manifests RUNBOOK_URL=...)", err)
+	}
+	return runbooks.AtIn(repository, ref), nil
 }
 
 // writeManifests renders the bundle into out, whole or not at all.

@@ -18,16 +18,13 @@ import (
 )
 
 // TestGeneratedFilesAreCurrent keeps one source of truth: the committed
-// deploy/base/generated/ and deploy/acm/generated/ must be exactly what
-// `make bundle` writes from alerts/ and dashboards/.
+// generated directories of deploy/ must be exactly what `make bundle`
+// writes from alerts/ and dashboards/, the runbooks linked on main as
+// alerts/ links them (`make manifests` and `make dist` pin a ref).
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	root := filepath.Join("..", "..")
-	// The links name the commit the bundle was generated at: regenerated
-	// with the same base, nothing may differ. TestGeneratedLinksResolve
-	// checks that base.
-	base := committedRunbookBase(t, root)
 	for _, o := range outputs {
-		want, err := o.generate(root, base)
+		want, err := o.generate(root, runbooks.Main)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,19 +197,6 @@ func keys(m map[string][]byte) []string {
 // temporary directory.
 const testBase = "https://runbooks.test.example/ocl/"
 
-// committedRunbookBase is the runbook base the committed PrometheusRule
-// links: its first runbook_url without the file name.
-func committedRunbookBase(t *testing.T, root string) string {
-	t.Helper()
-	for _, r := range committedAlerts(t, root) {
-		if u := r.Annotations["runbook_url"]; u != "" {
-			return u[:strings.LastIndex(u, "/")+1]
-		}
-	}
-	t.Fatal("the committed PrometheusRule links no runbook")
-	return ""
-}
-
 func committedAlerts(t *testing.T, root string) []monitoringv1.Rule {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, GeneratedDir, ruleFile))
@@ -252,21 +236,21 @@ func reachable(root, ref string) bool {
 // repositoryLink is a link into this repository at a ref: blob/<ref>/<path>.
 var repositoryLink = regexp.MustCompile(regexp.QuoteMeta(runbooks.Canonical) + `/blob/([^/\s"']+)/([^\s"'#?)]+)`)
 
-// TestGeneratedLinksResolve: what a user deploys links runbooks that
-// exist. Every alert of the committed PrometheusRule links its own
-// runbook, pinned (never main, which moves on); and every link into this
-// repository in deploy/ and dashboards/ names a ref this clone has (a tag,
-// or a commit of its history) and a file at that ref.
+// TestGeneratedLinksResolve: the committed bundle links runbooks that
+// exist. Every alert of the committed PrometheusRule links its own runbook
+// on main, as alerts/ does (`make manifests` and `make dist` pin a ref);
+// every link into this repository in deploy/ and dashboards/ names main
+// and a file HEAD holds (so main holds it once this commit lands), or a
+// ref this clone has (a tag, or a commit of its history) and a file at
+// that ref.
 func TestGeneratedLinksResolve(t *testing.T) {
 	root := filepath.Join("..", "..")
 	if _, err := git(root, "rev-parse", "--git-dir"); err != nil {
 		t.Skipf("not a git checkout, so the links' refs cannot be checked: %v", err)
 	}
 	for _, r := range committedAlerts(t, root) {
-		u := r.Annotations["runbook_url"]
-		m := repositoryLink.FindStringSubmatch(u)
-		if m == nil || m[2] != "runbooks/"+r.Alert+".md" || m[1] == "main" {
-			t.Errorf("%s: runbook_url %q, want %s<tag or commit>/runbooks/%s.md", r.Alert, u, runbooks.Canonical+"/blob/", r.Alert)
+		if u, want := r.Annotations["runbook_url"], runbooks.Main+r.Alert+".md"; u != want {
+			t.Errorf("%s: runbook_url %q, want %q (make bundle)", r.Alert, u, want)
 		}
 	}
 	checked := map[string]bool{}
@@ -285,15 +269,18 @@ func TestGeneratedLinksResolve(t *testing.T) {
 					continue
 				}
 				checked[ref+":"+file] = true
-				if !reachable(root, ref) {
+				at := ref
+				if ref == "main" {
+					at = "HEAD"
+				} else if !reachable(root, ref) {
 					if !checked[ref] {
-						t.Errorf("%s links %s: ref %q is neither a tag nor a commit of HEAD's history (amended, or left on another branch); run `make bundle` on a commit of main", path, m[0], ref)
+						t.Errorf("%s links %s: ref %q is neither a tag nor a commit of HEAD's history (amended, or left on another branch): link main", path, m[0], ref)
 					}
 					checked[ref] = true
 					continue
 				}
-				if _, err := git(root, "cat-file", "-e", ref+":"+file); err != nil {
-					t.Errorf("%s links %s: %s does not exist at %s; commit it, then run `make bundle`", path, m[0], file, ref)
+				if _, err := git(root, "cat-file", "-e", at+":"+file); err != nil {
+					t.Errorf("%s links %s: %s does not exist at %s; commit it", path, m[0], file, ref)
 				}
 			}
 			return nil

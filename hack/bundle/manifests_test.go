@@ -121,3 +121,37 @@ func TestSetImageRefusesWhatItCannotDeploy(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestsPinTheCheckedOutRef: `make manifests` without a version
+// links the runbooks at the tag or commit checked out, not at main as the
+// committed files do: a deployed rule never follows main's later edits.
+func TestManifestsPinTheCheckedOutRef(t *testing.T) {
+	root := filepath.Join("..", "..")
+	ref, err := CheckedOutRef(root)
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	base, err := pinnedBase(root, "", runbooks.Canonical, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := runbooks.AtIn(runbooks.Canonical, ref); base != want {
+		t.Fatalf("pinnedBase = %s, want %s", base, want)
+	}
+	if got, _ := pinnedBase(root, "", runbooks.Canonical, "v1.2.3", "abc1234"); got != runbooks.AtIn(runbooks.Canonical, "v1.2.3") {
+		t.Errorf("pinnedBase of release v1.2.3 = %s, want its tag", got)
+	}
+	if got, _ := pinnedBase(root, "https://runbooks.example/", runbooks.Canonical, "v1.2.3", ""); got != "https://runbooks.example/" {
+		t.Errorf("pinnedBase with -runbook-url = %s, want it as given", got)
+	}
+	b, err := Manifests(root, "deploy", "quay.io/example/ocl_exporter:v0.1.0", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte(runbooks.Main)) {
+		t.Errorf("the rendered bundle links runbooks on main (%s)", runbooks.Main)
+	}
+	if !bytes.Contains(b, []byte(base)) {
+		t.Errorf("the rendered bundle links no runbook at %s", base)
+	}
+}

@@ -3,6 +3,7 @@ package sourcetest
 import (
 	"bytes"
 	"compress/gzip"
+	"flag"
 	"io"
 	"io/fs"
 	"os"
@@ -11,28 +12,37 @@ import (
 	"testing"
 )
 
+var update = flag.Bool("update", false, "rewrite the trees and archives of testdata/must-gathers (make generate)")
+
 // TestCommittedMustGathersAreGenerated: the trees and archives of
-// testdata/must-gathers are what the generator writes for them; go run
-// ./hack/mustgather -fixture NAME rewrites a stale one (README.md there
-// lists them). An archive is compared uncompressed.
+// testdata/must-gathers are what the generator writes for them; -update
+// (make generate) rewrites them (README.md there lists them). An archive
+// is compared uncompressed.
 func TestCommittedMustGathersAreGenerated(t *testing.T) {
 	for _, c := range CommittedMustGathers {
 		t.Run(c.Tree, func(t *testing.T) {
-			out, err := c.Write("../../testdata/scenarios", filepath.Join(t.TempDir(), c.Tree))
+			committed := filepath.Join("../../testdata/must-gathers", c.Tree)
+			out := filepath.Join(t.TempDir(), c.Tree)
+			if *update {
+				if err := os.RemoveAll(committed); err != nil {
+					t.Fatal(err)
+				}
+				out = committed
+			}
+			out, err := c.Write("../../testdata/scenarios", out)
 			if err != nil {
 				t.Fatal(err)
 			}
-			committed := filepath.Join("../../testdata/must-gathers", c.Tree)
 			if strings.HasSuffix(c.Tree, ".tar.gz") {
 				if !bytes.Equal(gunzip(t, out), gunzip(t, committed)) {
-					t.Errorf("%s: stale; go run ./hack/mustgather -fixture %s", committed, c.Tree)
+					t.Errorf("%s: stale; make generate rewrites it", committed)
 				}
 				return
 			}
 			want, got := files(t, out), files(t, committed)
 			for p, b := range want {
 				if g, ok := got[p]; !ok || !bytes.Equal(g, b) {
-					t.Errorf("%s: stale or missing; go run ./hack/mustgather -fixture %s", p, c.Tree)
+					t.Errorf("%s: stale or missing; make generate rewrites it", p)
 				}
 			}
 			for p := range got {
