@@ -258,7 +258,7 @@ func (c *coverage) notCaptured(mco string) map[string]error {
 		case failed:
 			out[r.Name] = &NotCapturedError{Resource: r.Name, Why: why}
 		case c.recorded[r.Name], c.scopes[scope{gk, anyNamespace}], c.scopes[s]:
-		case c.gathered[s] && !slices.Contains(alwaysSome, r.Name) && !c.forms.altered():
+		case c.gathered[s] && !r.NeverNone && !c.forms.altered():
 			// gathered, and none
 		default:
 			out[r.Name] = c.absent(r, s)

@@ -187,33 +187,18 @@ func (r release) atLeast(major, minor int) bool {
 	return r.major > major || (r.major == major && r.minor >= minor)
 }
 
-// gathered are the cluster-scoped resources the must-gather image of a
-// release gathers, one file per object. Nodes and ClusterOperators by
-// `gather`, MachineConfigs and MachineConfigPools through the
-// machine-config ClusterOperator's relatedObjects (machine-config-operator
-// pkg/operator/status.go syncRelatedObjects) and gather_ppc, which adds
-// MachineOSConfigs and MachineOSBuilds from release-4.18 and
-// MachineConfigNodes from release-4.19. Namespaced resources are known by
-// the <Kind>List files inspect writes for each namespace, empty ones
-// included.
-func gathered(r release) []string {
-	out := slices.Clone(alwaysSome)
-	if r.atLeast(4, 18) {
-		out = append(out, "machineosconfigs.machineconfiguration.openshift.io", "machineosbuilds.machineconfiguration.openshift.io")
-	}
-	if r.atLeast(4, 19) {
-		out = append(out, "machineconfignodes.machineconfiguration.openshift.io")
+// gatheredIn are the cluster-scoped resources the must-gather image of a
+// release gathers, one file per object (Resource.GatheredFrom).
+// Namespaced resources are known by the <Kind>List files inspect writes
+// for each namespace, empty ones included.
+func gatheredIn(r release) []string {
+	var out []string
+	for _, res := range Resources() {
+		if res.GatheredFrom != 0 && r.atLeast(4, res.GatheredFrom) {
+			out = append(out, res.Name)
+		}
 	}
 	return out
-}
-
-// alwaysSome are the gathered resources no cluster has none of: its
-// nodes, its ClusterOperators, the master and worker pools and their
-// MachineConfigs. A must-gather that holds no file of one lost them after
-// the gather (must-gather-clean omits MachineConfigs by default).
-var alwaysSome = []string{
-	"nodes", "clusteroperators.config.openshift.io",
-	"machineconfigs.machineconfiguration.openshift.io", "machineconfigpools.machineconfiguration.openshift.io",
 }
 
 // gatheredBy notes the resources a must-gather of release r gathers: one
@@ -221,7 +206,7 @@ var alwaysSome = []string{
 // must-gather was altered since (coverage.notCaptured).
 func (c *coverage) gatheredBy(r release) {
 	c.release = r.String()
-	for _, name := range gathered(r) {
+	for _, name := range gatheredIn(r) {
 		for _, res := range Resources() {
 			if res.Name == name {
 				c.gathered[scope{schema.GroupKind{Group: res.GVR.Group, Kind: res.Kind}, ""}] = true

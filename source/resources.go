@@ -67,6 +67,21 @@ type Resource struct {
 	FieldSelector string
 	// Max, when set, caps the objects kept: the newest Max (held.go).
 	Max int
+	// CRD is the file of the kind's CustomResourceDefinition in the
+	// openshift/api module the exporter is built with ("" for a kind the
+	// API server serves itself): the integration suites install these.
+	CRD string
+	// GatheredFrom is the first release 4.GatheredFrom whose must-gather
+	// image gathers the resource cluster-wide, one file per object
+	// (openshift/must-gather collection-scripts gather and gather_ppc;
+	// 0 for namespaced resources, known by the <Kind>List files inspect
+	// writes for each namespace it gathers).
+	GatheredFrom int
+	// NeverNone resources exist in every cluster (its nodes, its
+	// ClusterOperators, the master and worker pools and their
+	// MachineConfigs): a must-gather that gathers them and holds none lost
+	// them after the gather.
+	NeverNone bool
 
 	newObject func() runtime.Object
 	newList   func() runtime.Object
@@ -81,24 +96,33 @@ func gvr(group, version, resource string) schema.GroupVersionResource {
 // Resources returns the watched resources in a stable order.
 func Resources() []Resource {
 	return []Resource{
-		typed("machineosconfigs.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineosconfigs"), false,
+		// gather_ppc gathers MachineOSConfigs and MachineOSBuilds from
+		// release-4.18, MachineConfigNodes from release-4.19.
+		gathered(18, false, withCRD(mcoCRD+"machineosconfigs.crd.yaml", typed("machineosconfigs.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineosconfigs"), false,
 			func(c *analysis.Cluster) *[]*mcfgv1.MachineOSConfig { return &c.MachineOSConfigs },
-			func() runtime.Object { return &mcfgv1.MachineOSConfigList{} }),
-		typed("machineosbuilds.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineosbuilds"), false,
+			func() runtime.Object { return &mcfgv1.MachineOSConfigList{} }))),
+		gathered(18, false, withCRD(mcoCRD+"machineosbuilds.crd.yaml", typed("machineosbuilds.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineosbuilds"), false,
 			func(c *analysis.Cluster) *[]*mcfgv1.MachineOSBuild { return &c.MachineOSBuilds },
-			func() runtime.Object { return &mcfgv1.MachineOSBuildList{} }),
-		typed("machineconfigpools.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfigpools"), false,
+			func() runtime.Object { return &mcfgv1.MachineOSBuildList{} }))),
+		// Pools and MachineConfigs through the machine-config
+		// ClusterOperator's relatedObjects (machine-config-operator
+		// pkg/operator/status.go syncRelatedObjects), every release.
+		gathered(16, true, withCRD(mcoCRD+"machineconfigpools.crd.yaml", typed("machineconfigpools.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfigpools"), false,
 			func(c *analysis.Cluster) *[]*mcfgv1.MachineConfigPool { return &c.MachineConfigPools },
-			func() runtime.Object { return &mcfgv1.MachineConfigPoolList{} }),
-		typed("machineconfignodes.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfignodes"), false,
+			func() runtime.Object { return &mcfgv1.MachineConfigPoolList{} }))),
+		// The TechPreviewNoUpgrade CRD: its configImage fields are what the
+		// ImageModeStatusReporting fixtures use.
+		gathered(19, false, withCRD(mcoCRD+"machineconfignodes-TechPreviewNoUpgrade.crd.yaml", typed("machineconfignodes.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfignodes"), false,
 			func(c *analysis.Cluster) *[]*mcfgv1.MachineConfigNode { return &c.MachineConfigNodes },
-			func() runtime.Object { return &mcfgv1.MachineConfigNodeList{} }),
-		withFieldSelector("metadata.name="+ClusterOperatorName, typed("clusteroperators.config.openshift.io", configv1.GroupVersion.WithResource("clusteroperators"), false,
-			func(c *analysis.Cluster) *[]*configv1.ClusterOperator { return &c.ClusterOperators },
-			func() runtime.Object { return &configv1.ClusterOperatorList{} })),
-		metadataOnly("nodes", gvr("", "v1", "nodes"), "Node", false, "", func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.Nodes }),
-		metadataOnly("machineconfigs.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfigs"), "MachineConfig", false, "",
-			func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.MachineConfigs }),
+			func() runtime.Object { return &mcfgv1.MachineConfigNodeList{} }))),
+		// Nodes and ClusterOperators by gather, every release.
+		gathered(16, true, withCRD("config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml",
+			withFieldSelector("metadata.name="+ClusterOperatorName, typed("clusteroperators.config.openshift.io", configv1.GroupVersion.WithResource("clusteroperators"), false,
+				func(c *analysis.Cluster) *[]*configv1.ClusterOperator { return &c.ClusterOperators },
+				func() runtime.Object { return &configv1.ClusterOperatorList{} })))),
+		gathered(16, true, metadataOnly("nodes", gvr("", "v1", "nodes"), "Node", false, "", func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.Nodes })),
+		gathered(16, true, withCRD(mcoCRD+"machineconfigs.crd.yaml", metadataOnly("machineconfigs.machineconfiguration.openshift.io", mcfgv1.GroupVersion.WithResource("machineconfigs"), "MachineConfig", false, "",
+			func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.MachineConfigs }))),
 		metadataOnly("secrets", gvr("", "v1", "secrets"), "Secret", true, "", func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.Secrets }),
 		metadataOnly("configmaps", gvr("", "v1", "configmaps"), "ConfigMap", true, LabelOnClusterLayering,
 			func(c *analysis.Cluster) *[]*metav1.PartialObjectMetadata { return &c.ConfigMaps }),
@@ -144,6 +168,21 @@ func Resources() []Resource {
 		part(EventNamespace+"-"+strings.ToLower(analysis.KindMachineOSConfig), EventNamespace,
 			withFieldSelector(objectWarnings(analysis.KindMachineOSConfig), objectEvents())),
 	}
+}
+
+// mcoCRD is where the openshift/api module keeps the MCO's CRDs.
+const mcoCRD = "machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_"
+
+func withCRD(file string, r Resource) Resource {
+	r.CRD = file
+	return r
+}
+
+// gathered notes the first release whose must-gather gathers r, and
+// whether every cluster has some.
+func gathered(from int, neverNone bool, r Resource) Resource {
+	r.GatheredFrom, r.NeverNone = from, neverNone
+	return r
 }
 
 // events are the Warning events of the MCO namespace, objectEvents those

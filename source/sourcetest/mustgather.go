@@ -32,25 +32,32 @@ import (
 type Release int
 
 // Gathers says whether the must-gather image of r gathers kind, of the
-// kinds the exporter reads (openshift/must-gather collection-scripts/gather_ppc,
-// release-4.16 ... main): no MachineOSConfigs or MachineOSBuilds before
-// 4.18, no MachineConfigNodes before 4.19.
+// kinds the exporter reads (source.Resource.GatheredFrom): a namespaced
+// kind is gathered with its namespace.
 func (r Release) Gathers(kind string) bool {
-	switch kind {
-	case "MachineOSConfig", "MachineOSBuild":
-		return r >= 18
-	case "MachineConfigNode":
-		return r >= 19
+	for _, res := range source.Resources() {
+		if res.Kind == kind && res.GatheredFrom != 0 {
+			return int(r) >= res.GatheredFrom
+		}
 	}
 	return true
 }
 
-// NeverNone are the kinds no cluster has none of (its nodes, its
-// ClusterOperators, the master and worker pools and their
-// MachineConfigs): a must-gather that gathers them and holds none lost
-// them, and reads them as not captured. A scenario without one is not a
-// whole cluster.
-var NeverNone = []string{"Node", "ClusterOperator", "MachineConfigPool", "MachineConfig"}
+// NeverNone are the kinds no cluster has none of
+// (source.Resource.NeverNone): a must-gather that gathers them and holds
+// none lost them, and reads them as not captured. A scenario without one
+// is not a whole cluster.
+var NeverNone = neverNone()
+
+func neverNone() []string {
+	var out []string
+	for _, res := range source.Resources() {
+		if res.NeverNone {
+			out = append(out, res.Kind)
+		}
+	}
+	return out
+}
 
 // MustGatherOptions shape a generated must-gather.
 type MustGatherOptions struct {

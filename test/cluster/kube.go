@@ -234,17 +234,27 @@ func LoadFile(path string) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-// CRDFiles are the CRDs the exporter reads, from the openshift/api module
-// the exporter is built with. The MachineConfigNode CRD is the
-// TechPreviewNoUpgrade one: its configImage fields are what the
-// ImageModeStatusReporting fixtures use.
-var CRDFiles = []string{
-	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineosconfigs.crd.yaml",
-	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineosbuilds.crd.yaml",
-	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigpools.crd.yaml",
-	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfigs.crd.yaml",
-	"machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineconfignodes-TechPreviewNoUpgrade.crd.yaml",
-	"config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml",
+// CRDFiles are the CRDs the exporter reads (source.Resource.CRD), from
+// the openshift/api module the exporter is built with.
+func CRDFiles() []string {
+	var out []string
+	for _, r := range source.Resources() {
+		if r.CRD != "" {
+			out = append(out, r.CRD)
+		}
+	}
+	return out
+}
+
+// GVR is the resource of kind the exporter watches (source.Resources()),
+// for the harnesses that write such objects as the MCO does.
+func GVR(kind string) schema.GroupVersionResource {
+	for _, r := range source.Resources() {
+		if r.Kind == kind {
+			return r.GVR
+		}
+	}
+	panic("the exporter watches no kind " + kind)
 }
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
@@ -268,7 +278,7 @@ func (k *Kube) InstallCRDs(ctx context.Context, repoRoot string) (map[string]*un
 		return nil, err
 	}
 	crds := map[string]*unstructured.Unstructured{}
-	for _, f := range CRDFiles {
+	for _, f := range CRDFiles() {
 		objs, err := LoadFile(filepath.Join(dir, f))
 		if err != nil {
 			return nil, err

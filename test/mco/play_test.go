@@ -22,19 +22,23 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
+// The resources the harness writes, as the exporter watches them.
 var (
-	mosbGVR       = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineosbuilds"}
-	moscGVR       = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineosconfigs"}
-	mcpGVR        = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineconfigpools"}
-	mcGVR         = schema.GroupVersionResource{Group: "machineconfiguration.openshift.io", Version: "v1", Resource: "machineconfigs"}
-	jobGVR        = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
-	podGVR        = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	cmGVR         = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	nodeGVR       = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
-	secretGVR     = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
-	deploymentGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	mosbGVR       = cluster.GVR("MachineOSBuild")
+	moscGVR       = cluster.GVR("MachineOSConfig")
+	mcpGVR        = cluster.GVR("MachineConfigPool")
+	mcGVR         = cluster.GVR("MachineConfig")
+	mcnGVR        = cluster.GVR("MachineConfigNode")
+	jobGVR        = cluster.GVR("Job")
+	podGVR        = cluster.GVR("Pod")
+	cmGVR         = cluster.GVR("ConfigMap")
+	nodeGVR       = cluster.GVR("Node")
+	secretGVR     = cluster.GVR("Secret")
+	deploymentGVR = cluster.GVR("Deployment")
 )
 
 // MCO annotation keys (pkg/daemon/constants, pkg/controller/build/constants).

@@ -11,7 +11,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // TestRevertFromLayering replays healthy-revert-to-non-layered: after a
@@ -65,8 +64,7 @@ func deleteMachineOSConfig(ctx context.Context, w *world, in *incident) error {
 	if err := w.resource(moscGVR, "").Delete(ctx, pool, metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("delete MachineOSConfig %s: %w", pool, err)
 	}
-	deploys := schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	if err := w.resource(deploys, mcoNamespace).Delete(ctx, "machine-os-builder", metav1.DeleteOptions{}); err != nil {
+	if err := w.resource(deploymentGVR, mcoNamespace).Delete(ctx, "machine-os-builder", metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("the operator's deletion of the machine-os-builder Deployment: %w", err)
 	}
 	pods, err := w.resource(podGVR, mcoNamespace).List(ctx, metav1.ListOptions{})
