@@ -1,5 +1,8 @@
-// Package server serves the exporter over HTTP: the metrics, the health
-// endpoints probes use, and a landing page.
+// Package server serves the exporter over HTTP: the pre-rendered metrics,
+// the /status report (HTML, text, JSON; also on the pod's loopback for
+// the on-call port-forward), the health endpoints probes use and a
+// landing page, over TLS with the web configuration's files, and with
+// Kubernetes token authentication and authorization when asked.
 package server
 
 import (

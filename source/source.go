@@ -2,7 +2,11 @@
 // objects: live through client-go informers, or offline from a snapshot
 // held in memory and fed to the same informers, so that everything
 // downstream runs the same code either way. It makes no API call when the
-// view is read.
+// view is read. The offline side reads every form a snapshot comes in:
+// the capture file `capture` writes (and its writer), must-gathers as
+// `oc adm inspect` and the must-gather image lay them out, in a
+// directory or an archive, and what a snapshot holds of each resource
+// (coverage: captured, not captured, partly captured).
 package source
 
 import (
