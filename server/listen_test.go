@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/ocl-exporter/ocl_exporter/internal/wait"
 )
 
 // serveOnLoopback serves h as the binary does (serveOn, no web config) on
@@ -113,20 +115,18 @@ func scrapeWithin(addr string, timeout time.Duration) error {
 // minute (generous: the clients dial as fast as a loaded machine lets them).
 func waitHeld(tb testing.TB, l *capListener, want int) {
 	tb.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+	wait.For(tb, time.Minute, fmt.Sprintf("the cap to hold %d connections", want), func() error {
 		l.mu.Lock()
 		n := len(l.conns)
 		l.mu.Unlock()
 		if n > want {
 			tb.Fatalf("the cap holds %d connections, over %d", n, want)
 		}
-		if n == want {
-			return
+		if n < want {
+			return fmt.Errorf("it holds %d", n)
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("the cap holds %d connections, want %d", n, want)
-		}
-	}
+		return nil
+	})
 }
 
 // TestOneClientCannotStarveScrapes: one client holding the whole default
