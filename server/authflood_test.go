@@ -22,11 +22,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+
+	"github.com/ocl-exporter/ocl_exporter/internal/wait"
 )
 
 // fakeAPIServer stands in for the kube-apiserver's review endpoints over
-// real HTTP, so the review client, its rate limiter and its connection
-// pool are the real ones. Every review takes latency.
+// HTTP, so the review client, its rate limiter and its connection pool are
+// the real ones. Every review takes latency (of a synctest bubble's clock
+// when served in one).
 type fakeAPIServer struct {
 	latency             time.Duration
 	inflight, maxFlight atomic.Int32
@@ -127,9 +130,12 @@ func TestTokenFloodDoesNotBreakAValidScrape(t *testing.T) {
 			})
 		}
 		// Let the flood build up, then scrape with fresh valid tokens.
-		for sent.Load() < 500 {
-			time.Sleep(10 * time.Millisecond)
-		}
+		wait.For(t, 20*time.Second, "the flood to send 500 requests", func() error {
+			if n := sent.Load(); n < 500 {
+				return fmt.Errorf("%d sent", n)
+			}
+			return nil
+		})
 		var slowest time.Duration
 		for i := range 5 {
 			start := time.Now()

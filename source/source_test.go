@@ -278,6 +278,8 @@ func TestListsOneAtATimeAndTrimmed(t *testing.T) {
 				break
 			}
 		}
+		// A list that takes a while, so a second one started before it
+		// ends would be seen in flight; the test waits for nothing.
 		time.Sleep(5 * time.Millisecond)
 		return nil
 	}}
