@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/ocl-exporter/ocl_exporter/internal/wait"
 )
 
 var stormStart = time.Date(2025, 10, 1, 0, 0, 0, 0, time.UTC)
@@ -81,10 +83,12 @@ func TestEventsAreCappedNewestFirst(t *testing.T) {
 	later.Add(stormEvent(-1))
 	later.Add(stormEvent(storm))
 	want = append(want[1:], stormEvent(storm).Name)
-	deadline := time.Now().Add(30 * time.Second)
-	for !slices.Contains(heldNames(s), stormEvent(storm).Name) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, 30*time.Second, "the newest event to be held", func() error {
+		if got := heldNames(s); !slices.Contains(got, stormEvent(storm).Name) {
+			return fmt.Errorf("%d events held, from %s to %s", len(got), got[0], got[len(got)-1])
+		}
+		return nil
+	})
 	if got := heldNames(s); !slices.Equal(got, want) {
 		t.Errorf("after the watch %d events held, from %s to %s: want %d, from %s to %s", len(got), got[0], got[len(got)-1], len(want), want[0], want[len(want)-1])
 	}

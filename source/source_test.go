@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync/atomic"
@@ -19,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/ocl-exporter/ocl_exporter/internal/wait"
 )
 
 const node = `apiVersion: v1
@@ -177,15 +180,13 @@ func TestUnreachableIsNotReadyUntilItRecovers(t *testing.T) {
 	s := start(t, c, nil)
 	// The failed list must be seen (and judged) while the server is down:
 	// the recovery half proves nothing without it.
-	deadline := time.Now().Add(30 * time.Second)
-	st := s.Status()[0]
-	for ; !st.Seen; st = s.Status()[0] {
-		if time.Now().After(deadline) {
-			t.Fatalf("the failed list was not seen within 30s: %+v", st)
+	wait.For(t, 30*time.Second, "the failed list to be seen", func() error {
+		if st := s.Status()[0]; !st.Seen {
+			return fmt.Errorf("status %+v", st)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if st.Problem != ProblemUnreachable || s.Ready() {
+		return nil
+	})
+	if st := s.Status()[0]; st.Problem != ProblemUnreachable || s.Ready() {
 		t.Fatalf("while unreachable: status %+v ready=%v, want %s and not ready", st, s.Ready(), ProblemUnreachable)
 	}
 	down.Store(false)
@@ -230,13 +231,12 @@ func TestGenerationMovesWithTheView(t *testing.T) {
 		t.Fatal("loading objects did not move the generation")
 	}
 	events.Delete(s.Cluster(time.Now()).MachineOSConfigs[0])
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Generation() == before {
-		if time.Now().After(deadline) {
-			t.Fatal("deleting an object did not move the generation")
+	wait.For(t, 30*time.Second, "deleting an object to move the generation", func() error {
+		if s.Generation() == before {
+			return fmt.Errorf("generation still %d", before)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestWatchRecoveryMarksAvailable: after an outage the reflector re-opens
@@ -278,6 +278,8 @@ func TestListsOneAtATimeAndTrimmed(t *testing.T) {
 				break
 			}
 		}
+		// A list that takes a while, so a second one started before it
+		// ends would be seen in flight; the test waits for nothing.
 		time.Sleep(5 * time.Millisecond)
 		return nil
 	}}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/ocl-exporter/ocl_exporter/internal/wait"
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
@@ -65,23 +67,24 @@ func startExporterLogging(t *testing.T, scheme string, client *http.Client, log 
 		}
 	})
 	base := scheme + "://" + addr
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	wait.For(t, 30*time.Second, "the exporter's /readyz to answer 200", func() error {
 		select {
 		case err := <-errc:
+			errc <- err // for the cleanup, which waits for it
 			t.Fatalf("exporter exited: %v", err)
 		default:
 		}
-		if resp, err := client.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
+		resp, err := client.Get(base + "/readyz")
+		if err != nil {
+			return err
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("exporter not ready in time")
-	return ""
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return nil
+	})
+	return base
 }
 
 func get(t *testing.T, url string) (int, string) {

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocl-exporter/ocl_exporter/internal/wait"
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
@@ -59,9 +61,11 @@ func TestTLSFilesAreReadAsRegularFiles(t *testing.T) {
 		}
 	}
 	var renewed string
-	eventually(t, "the renewed certificate is served", func() bool {
-		renewed, err = f.servedSerial(addr)
-		return err == nil && renewed != first
+	wait.For(t, reloadWait, "the renewed certificate served", func() error {
+		if renewed, err = f.servedSerial(addr); err == nil && renewed == first {
+			return fmt.Errorf("serial %s served, the first one", first)
+		}
+		return err
 	})
 
 	cert := filepath.Join(f.dir, "tls.crt")
@@ -79,11 +83,8 @@ func TestTLSFilesAreReadAsRegularFiles(t *testing.T) {
 		refusals := strings.Count(log.String(), refused)
 		// Handshakes go on, with the last good certificate, until one
 		// made the exporter look at the swapped file, and after.
-		deadline := time.Now().Add(30 * time.Second)
-		for tries := 0; tries < 2; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("cert_file swapped for %s: the exporter never looked at it:\n%s", swap.name, log.String())
-			}
+		tries := 0
+		wait.For(t, reloadWait, "cert_file swapped for "+swap.name+": a handshake after the exporter refused it", func() error {
 			got, err := f.servedSerial(addr)
 			if err != nil {
 				t.Fatalf("cert_file swapped for %s: a new handshake: %v", swap.name, err)
@@ -94,7 +95,11 @@ func TestTLSFilesAreReadAsRegularFiles(t *testing.T) {
 			if tries > 0 || strings.Count(log.String(), refused) > refusals {
 				tries++
 			}
-		}
+			if tries < 2 {
+				return fmt.Errorf("%d handshakes since the refusal; the log:\n%s", tries, log.String())
+			}
+			return nil
+		})
 		if !strings.Contains(log.String(), swap.want) {
 			t.Errorf("cert_file swapped for %s: the log does not say %q:\n%s", swap.name, swap.want, log.String())
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocl-exporter/ocl_exporter/internal/wait"
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
@@ -102,16 +104,9 @@ type statusError struct{ status string }
 
 func (e *statusError) Error() string { return e.status }
 
-// eventually waits, generously, until cond holds: a reload happens some
-// time after SIGHUP.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after SIGHUP: %s never held", what)
-		}
-	}
-}
+// reloadWait bounds the wait for a reload, which happens some time after
+// SIGHUP.
+const reloadWait = 30 * time.Second
 
 // TestSIGHUPAddsTLS: a reload that adds TLS to the web config serves TLS,
 // on the same port, in the same process; plain http is refused. Before,
@@ -122,7 +117,7 @@ func TestSIGHUPAddsTLS(t *testing.T) {
 	base := startExporter(t, "--example", "--web.config.file="+f.config)
 	f.reload(t, tlsConfig)
 	secure := "https" + base[len("http"):]
-	eventually(t, "an https request is answered", func() bool { return ok(f.https, secure) == nil })
+	wait.For(t, reloadWait, "an https request answered after SIGHUP", func() error { return ok(f.https, secure) })
 	if err := ok(f.plain, base); err == nil {
 		t.Error("plain http is still answered once TLS is served")
 	}
@@ -137,7 +132,7 @@ func TestSIGHUPRemovesTLS(t *testing.T) {
 	secure := startExporterOver(t, "https", f.https, "--example", "--web.config.file="+f.config)
 	f.reload(t, plainConfig)
 	base := "http" + secure[len("https"):]
-	eventually(t, "a plain http request is answered", func() bool { return ok(f.plain, base) == nil })
+	wait.For(t, reloadWait, "a plain http request answered after SIGHUP", func() error { return ok(f.plain, base) })
 	if err := ok(f.https, secure); err == nil {
 		t.Error("TLS is still served once the web config has none")
 	}
@@ -156,7 +151,12 @@ func TestSIGHUPRequiresClientCertificates(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.reload(t, clientAuthConfig)
-	eventually(t, "the kept-alive client without a certificate is refused", func() bool { return ok(f.keepAlive, secure) != nil })
+	wait.For(t, reloadWait, "the kept-alive client without a certificate refused after SIGHUP", func() error {
+		if ok(f.keepAlive, secure) == nil {
+			return errors.New("still answered")
+		}
+		return nil
+	})
 	if err := ok(f.httpsWithCert, secure); err != nil {
 		t.Errorf("a client with a certificate the CA signed: %v", err)
 	}

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ocl-exporter/ocl_exporter/internal/wait"
+	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
 // TestWebConfigReadOnceReloadedOnSIGHUP: the web config is read at start
@@ -25,7 +30,8 @@ func TestWebConfigReadOnceReloadedOnSIGHUP(t *testing.T) {
 		}
 	}
 	write("deny")
-	base := startExporter(t, "--example", "--web.config.file="+cfg)
+	var log cluster.SyncBuffer
+	base := startExporterLogging(t, "http", http.DefaultClient, &log, "--example", "--web.config.file="+cfg)
 	client := &http.Client{Timeout: 10 * time.Second}
 	frame := func() string {
 		t.Helper()
@@ -45,16 +51,28 @@ func TestWebConfigReadOnceReloadedOnSIGHUP(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// hupRefused sends SIGHUP and waits for the exporter to log that it
+	// kept the previous configuration.
+	hupRefused := func(what string) {
+		t.Helper()
+		before := strings.Count(log.String(), notReloaded)
+		hup()
+		wait.For(t, reloadWait, "the log to say a reload that reads "+what+" kept the previous web config", func() error {
+			if strings.Count(log.String(), notReloaded) == before {
+				return fmt.Errorf("the log:\n%s", log.String())
+			}
+			return nil
+		})
+	}
 	// want waits for the header: a reload happens some time after SIGHUP.
 	want := func(v string) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for got := frame(); got != v; got = frame() {
-			if time.Now().After(deadline) {
-				t.Fatalf("X-Frame-Options %q, want %q", got, v)
+		wait.For(t, reloadWait, "X-Frame-Options "+v, func() error {
+			if got := frame(); got != v {
+				return fmt.Errorf("X-Frame-Options %q", got)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	want("deny")
 
@@ -63,8 +81,7 @@ func TestWebConfigReadOnceReloadedOnSIGHUP(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("deny")
-	hup()
-	time.Sleep(100 * time.Millisecond) // a reload that would take the FIFO
+	hupRefused("a FIFO")
 	want("deny")
 
 	write("sameorigin")
@@ -75,7 +92,10 @@ func TestWebConfigReadOnceReloadedOnSIGHUP(t *testing.T) {
 	if err := os.Symlink("/dev/zero", cfg); err != nil {
 		t.Fatal(err)
 	}
-	hup()
-	time.Sleep(100 * time.Millisecond)
+	hupRefused("a link to /dev/zero")
 	want("sameorigin")
 }
+
+// notReloaded is what the exporter logs when SIGHUP finds a web config it
+// cannot use.
+const notReloaded = "SIGHUP: the web config was not reloaded"
