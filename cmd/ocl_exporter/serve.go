@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
@@ -90,12 +89,10 @@ func newExporter(o *options, logger *slog.Logger) (*exporter, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The Go runtime's and the process's metrics are the server's
+	// (selfmetrics): they change with every scrape.
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		versioncollector.NewCollector(name),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
+	reg.MustRegister(versioncollector.NewCollector(name))
 	src := source.New(backend, o.namespace, logger, reg)
 	o.collector.Now = evaluationClock(o, src)
 	noteEvaluatedNow(o, src, logger)
@@ -104,7 +101,7 @@ func newExporter(o *options, logger *slog.Logger) (*exporter, error) {
 		return nil, err
 	}
 	handler, err := server.Handler(server.Config{
-		MetricsPath: o.metricsPath, Registry: reg, Rendered: renderer,
+		MetricsPath: o.metricsPath, Registry: reg, RegistryGeneration: src.MetricsGeneration, Rendered: renderer,
 		Readiness: readiness{src, renderer}, Logger: logger, MaxRequests: o.maxRequests,
 		Status: statusReport(src, o), StatusGeneration: src.Generation, Profiling: o.pprof,
 	})
