@@ -162,5 +162,11 @@ func (r *Renderer) Latest() (text []byte, render uint64) {
 	return nil, 0
 }
 
+// Renders counts the renders that succeeded, the latest's number.
+func (r *Renderer) Renders() uint64 {
+	_, n := r.Latest()
+	return n
+}
+
 // Ready is true once the render reflects a source that was ready.
 func (r *Renderer) Ready() bool { return r.readyRendered.Load() }

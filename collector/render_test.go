@@ -121,8 +121,8 @@ func TestFailingRenderIsReportedAndLoggedBriefly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	r.Run(ctx, 5*time.Millisecond) // retries while not ready
-	if r.Ready() {
-		t.Error("ready although no render succeeded")
+	if r.Ready() || r.Renders() != 0 {
+		t.Errorf("ready %v, %d renders, although none succeeded", r.Ready(), r.Renders())
 	}
 	if f := r.Failure(); !strings.Contains(f, "was collected before with the same name and label values") {
 		t.Errorf("Failure() = %.200q", f)
@@ -137,8 +137,8 @@ func TestFailingRenderIsReportedAndLoggedBriefly(t *testing.T) {
 	cluster.MachineOSConfigs = cluster.MachineOSConfigs[:1]
 	src.gen.Add(1)
 	r.render()
-	if f := r.Failure(); f != "" || !r.Ready() {
-		t.Errorf("after a good render: failure %q, ready %v", f, r.Ready())
+	if f := r.Failure(); f != "" || !r.Ready() || r.Renders() != 1 {
+		t.Errorf("after a good render: failure %q, ready %v, %d renders", f, r.Ready(), r.Renders())
 	}
 }
 

@@ -90,7 +90,8 @@ func newExporter(o *options, logger *slog.Logger) (*exporter, error) {
 		return nil, err
 	}
 	// The Go runtime's and the process's metrics are the server's
-	// (selfmetrics): they change with every scrape.
+	// (selfmetrics): they change with every scrape. The registry's change
+	// rarely, and it is gathered again only when they did.
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector(name))
 	src := source.New(backend, o.namespace, logger, reg)
@@ -100,8 +101,13 @@ func newExporter(o *options, logger *slog.Logger) (*exporter, error) {
 	if err != nil {
 		return nil, err
 	}
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "ocl_exporter_renders_total",
+		Help: "Renders of the OCL metrics: one after a change of the cluster, at most one per --collector.render-interval.",
+	}, func() float64 { return float64(renderer.Renders()) }))
+	registryGeneration := func() uint64 { return src.MetricsGeneration() + renderer.Renders() }
 	handler, err := server.Handler(server.Config{
-		MetricsPath: o.metricsPath, Registry: reg, RegistryGeneration: src.MetricsGeneration, Rendered: renderer,
+		MetricsPath: o.metricsPath, Registry: reg, RegistryGeneration: registryGeneration, Rendered: renderer,
 		Readiness: readiness{src, renderer}, Logger: logger, MaxRequests: o.maxRequests,
 		Status: statusReport(src, o), StatusGeneration: src.Generation, Profiling: o.pprof,
 	})
