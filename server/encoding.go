@@ -12,27 +12,33 @@ import (
 // Identity is what a client gets otherwise, even one that refused it too:
 // every client reads it. An empty or absent header asks for identity.
 func acceptsGzip(header string) bool {
-	q := map[string]float64{}
+	// The quality of each coding this reads; -1 while unlisted.
+	gz, identity, star := -1.0, -1.0, -1.0
 	for part := range strings.SplitSeq(header, ",") {
 		coding, params, _ := strings.Cut(part, ";")
-		coding = strings.ToLower(strings.TrimSpace(coding))
-		if coding == "x-gzip" {
-			coding = "gzip"
+		var q *float64
+		switch coding = strings.TrimSpace(coding); {
+		case strings.EqualFold(coding, "gzip"), strings.EqualFold(coding, "x-gzip"):
+			q = &gz
+		case strings.EqualFold(coding, "identity"):
+			q = &identity
+		case coding == "*":
+			q = &star
+		default:
+			continue
 		}
-		if _, seen := q[coding]; seen || coding == "" {
-			continue // the first entry for a coding counts
+		if *q < 0 { // the first entry for a coding counts
+			*q = quality(params)
 		}
-		q[coding] = quality(params)
 	}
-	gz, listed := q["gzip"]
-	if !listed {
-		gz = q["*"] // 0 when absent: not acceptable
+	star = max(star, 0) // unlisted, "*" accepts nothing
+	if gz < 0 {
+		gz = star
 	}
-	identity, listed := q["identity"]
-	if !listed {
+	if identity < 0 {
 		// Unlisted, identity is acceptable but preferred to nothing
 		// listed; "*" gives it its quality.
-		identity = q["*"]
+		identity = star
 	}
 	return gz > 0 && gz >= identity
 }
