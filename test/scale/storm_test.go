@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -98,12 +96,8 @@ func TestEventStorm(t *testing.T) {
 	}
 	t.Logf("%d events created in %s", n, time.Since(begin).Round(time.Second))
 
-	bins := map[string]string{Ours: filepath.Join(dir, Ours)}
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bins[Ours], "./cmd/ocl_exporter")
-	build.Dir, build.Env = repoRoot, append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin, _ := buildStripped(t, dir)
+	bins := map[string]string{Ours: bin}
 	if b := os.Getenv("STORM_BASELINE"); b != "" {
 		bins["baseline"] = b
 	}
