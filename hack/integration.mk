@@ -145,20 +145,23 @@ bench-scale: $(E2E_APISERVER) $(E2E_ETCD) $(E2E_KSM)
 ## pool rolls out 10% at a time, a build runs every 30 minutes and events
 ## come; the hour is played CHURN_SPEEDUP times faster (renders and
 ## scrapes too), what runs on the wall clock alone measured over
-## CHURN_IDLE (CHURN_SPEEDUP is at most 10: the render interval, 1 s
-## / speedup, is at least 100 ms). CPU seconds an hour, RSS, renders an
-## hour, into CHURN_RESULTS, which keeps the results of sizes not run (run
-## each size at the speed the machine keeps up with);
+## CHURN_IDLE; the exporter's --collector.render-interval is
+## CHURN_RENDER_INTERVAL (1s) / CHURN_SPEEDUP, at least 100 ms. CPU
+## seconds an hour, RSS, renders an
+## hour, into CHURN_RESULTS, which keeps the results of the sizes and
+## render intervals not run (run each at the speed the machine keeps up
+## with);
 ## `go test ./test/scale/ -run TestPlotCurrent -update` redraws the table.
 CHURN_SIZES   ?= 2000,10000
 CHURN_SPEEDUP ?= 10
 CHURN_IDLE    ?= 3m
+CHURN_RENDER_INTERVAL ?= 1s
 CHURN_RESULTS ?= test/scale/testdata/churn.json
 
 .PHONY: bench-churn
 bench-churn: $(E2E_APISERVER) $(E2E_ETCD) $(E2E_KSM)
 	SCALE_ETCD=$(E2E_ETCD) SCALE_KUBE_APISERVER=$(E2E_APISERVER) SCALE_KSM=$(E2E_KSM) \
-	CHURN_SIZES=$(CHURN_SIZES) CHURN_SPEEDUP=$(CHURN_SPEEDUP) CHURN_IDLE=$(CHURN_IDLE) \
+	CHURN_SIZES=$(CHURN_SIZES) CHURN_SPEEDUP=$(CHURN_SPEEDUP) CHURN_IDLE=$(CHURN_IDLE) CHURN_RENDER_INTERVAL=$(CHURN_RENDER_INTERVAL) \
 	CHURN_RESULTS=$(if $(CHURN_RESULTS),$(abspath $(CHURN_RESULTS))) \
 		$(GO) test -tags scale -count=1 -run TestChurn -v -timeout 120m ./test/scale/
 

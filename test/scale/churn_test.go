@@ -3,6 +3,7 @@
 package scale
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,7 +31,8 @@ import (
 // events), both against the same API server at once, scraped every 30 s:
 // CPU seconds an hour, resident memory over the hour, and the exporter's
 // renders. The hour is played CHURN_SPEEDUP (10) times faster, with the
-// exporter's render interval and the scrape interval shortened alike, so
+// exporter's render interval (CHURN_RENDER_INTERVAL, its default 1 s)
+// and the scrape interval shortened alike, so
 // that every write, scrape and render of the hour happens; what runs on
 // wall-clock time alone (the Go runtime's periodic collections, watch
 // renewals) is measured over CHURN_IDLE (3 minutes) with nothing
@@ -39,14 +41,17 @@ import (
 func TestChurn(t *testing.T) {
 	bins := servers(t, "bench-churn")
 	speedup, err := strconv.ParseFloat(env("CHURN_SPEEDUP", "10"), 64)
-	// The render interval, 1 s in real time, is 1 s / speedup: the
-	// exporter takes 100 ms at least.
-	if err != nil || speedup < 1 || speedup > 10 {
-		t.Fatalf("CHURN_SPEEDUP=%q: want a number from 1 to 10 (the render interval, 1 s / speedup, is at least 100 ms)", os.Getenv("CHURN_SPEEDUP"))
+	if err != nil || speedup < 1 {
+		t.Fatalf("CHURN_SPEEDUP=%q: want a number of at least 1", os.Getenv("CHURN_SPEEDUP"))
 	}
 	idle, err := time.ParseDuration(env("CHURN_IDLE", "3m"))
 	if err != nil {
 		t.Fatalf("CHURN_IDLE: %v", err)
+	}
+	// The exporter's --collector.render-interval in real time.
+	interval, err := time.ParseDuration(env("CHURN_RENDER_INTERVAL", "1s"))
+	if err != nil || float64(interval)/speedup < float64(100*time.Millisecond) {
+		t.Fatalf("CHURN_RENDER_INTERVAL=%q over CHURN_SPEEDUP=%v: want a duration of at least 100 ms once divided", os.Getenv("CHURN_RENDER_INTERVAL"), speedup)
 	}
 	dir := t.TempDir()
 	c, k := startCluster(t, dir, bins["SCALE_ETCD"], bins["SCALE_KUBE_APISERVER"])
@@ -72,9 +77,10 @@ func TestChurn(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		h := &churnHour{dir: dir, c: c, k: kf, speedup: speedup, idle: idle, nodes: nodes,
-			changes: plan(names, pools, time.Now(), fmt.Sprintf("n%d", nodes))}
-		rs, err := h.measure(t.Context(), subjects(exporterBin, bins["SCALE_KSM"], "--collector.render-interval", renderInterval(speedup)))
+		h := &churnHour{dir: dir, c: c, k: kf, speedup: speedup, idle: idle, nodes: nodes, interval: interval,
+			changes: plan(names, pools, time.Now(), fmt.Sprintf("n%d-%s", nodes, strings.ReplaceAll(interval.String(), ".", "")))}
+		scaled := time.Duration(float64(interval) / speedup).String()
+		rs, err := h.measure(t.Context(), subjects(exporterBin, bins["SCALE_KSM"], "--collector.render-interval", scaled))
 		if err != nil {
 			t.Fatalf("%d nodes: %v", nodes, err)
 		}
@@ -85,25 +91,22 @@ func TestChurn(t *testing.T) {
 	}
 	t.Logf("results:\n%s", ChurnTable(results))
 	if path := os.Getenv("CHURN_RESULTS"); path != "" {
-		// Sizes not measured now keep their results: each size may be run
-		// at its own speed.
+		// Sizes and render intervals not measured now keep their results:
+		// each may be run at its own speed.
 		kept, _ := ReadResults[ChurnResult](path)
 		kept = slices.DeleteFunc(kept, func(k ChurnResult) bool {
-			return slices.ContainsFunc(results, func(r ChurnResult) bool { return r.Nodes == k.Nodes })
+			return slices.ContainsFunc(results, func(r ChurnResult) bool {
+				return r.Nodes == k.Nodes && r.RenderIntervalSeconds == k.RenderIntervalSeconds
+			})
 		})
 		kept = append(kept, results...)
-		slices.SortStableFunc(kept, func(a, b ChurnResult) int { return a.Nodes - b.Nodes })
+		slices.SortStableFunc(kept, func(a, b ChurnResult) int {
+			return cmp.Or(a.Nodes-b.Nodes, cmp.Compare(a.RenderIntervalSeconds, b.RenderIntervalSeconds))
+		})
 		if err := WriteResults(path, kept); err != nil {
 			t.Fatal(err)
 		}
 	}
-}
-
-// renderInterval is the exporter's default, 1 s, shortened by speedup: a
-// render gathers the changes of 1 s of the simulated hour, as it would
-// in real time.
-func renderInterval(speedup float64) string {
-	return (time.Duration(float64(time.Second) / speedup)).String()
 }
 
 // sizesFrom reads node counts from $name, def when unset.
@@ -206,6 +209,10 @@ type churnHour struct {
 	idle    time.Duration
 	nodes   int
 	changes []change
+	// interval is the exporter's render interval in real time; it runs
+	// with interval / speedup, so that a render gathers the changes of as
+	// long a part of the hour as it would in real time.
+	interval time.Duration
 }
 
 // real is d of the simulated hour on the wall clock.
@@ -240,13 +247,17 @@ func (h *churnHour) measure(ctx context.Context, subjects []subject) ([]ChurnRes
 		if err != nil {
 			return nil, err
 		}
-		e := &running{subject: s, p: p, url: "http://" + addr, r: ChurnResult{Exporter: s.name, Nodes: h.nodes, Speedup: h.speedup}}
+		e := &running{subject: s, p: p, url: "http://" + addr,
+			r: ChurnResult{Exporter: s.name, Nodes: h.nodes, Speedup: h.speedup, RenderIntervalSeconds: h.interval.Seconds()}}
 		all = append(all, e)
 		if err := s.ready(ctx, p, e.url, h.nodes); err != nil {
 			return nil, err
 		}
 	}
-	time.Sleep(settle)
+	// Past the start's transients (the first renders' garbage, the
+	// scavenger returning the first lists' pages), which a real hour
+	// does not repeat.
+	time.Sleep(churnSettle)
 	if err := h.measureIdle(all); err != nil {
 		return nil, err
 	}
@@ -259,6 +270,10 @@ func (h *churnHour) measure(ctx context.Context, subjects []subject) ([]ChurnRes
 	}
 	return out, nil
 }
+
+// churnSettle is how long the exporters run after ready before their
+// idle CPU is measured.
+const churnSettle = time.Minute
 
 // measureIdle is each exporter's CPU time a second while nothing changes
 // and nothing scrapes it.
@@ -295,17 +310,17 @@ func (h *churnHour) play(ctx context.Context, all []*running) error {
 		renders[i] = rendersOf(ctx, e.url)
 	}
 	begin := time.Now()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	running, stop := context.WithCancel(ctx)
+	defer stop()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(all))
 	for i, e := range all {
 		// Apart by half the interval: their scrapes do not meet.
-		wg.Go(func() { errs <- h.observe(ctx, e, begin.Add(h.real(time.Duration(i)*15*time.Second))) })
+		wg.Go(func() { errs <- h.observe(running, e, begin.Add(h.real(time.Duration(i)*15*time.Second))) })
 	}
-	lag, err := h.drive(ctx, begin)
+	lag, err := h.drive(running, begin)
 	run := time.Since(begin)
-	cancel()
+	stop()
 	wg.Wait()
 	close(errs)
 	for e := range errs {

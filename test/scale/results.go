@@ -208,9 +208,12 @@ type ChurnResult struct {
 	// RSS sampled every minute of the hour.
 	RSSMedianMiB float64 `json:"rss_median_mib"`
 	RSSMaxMiB    float64 `json:"rss_max_mib"`
-	// RendersPerHour is ocl_exporter_renders_total's increase (ours).
-	RendersPerHour float64 `json:"renders_per_hour,omitempty"`
-	LoadAverage    float64 `json:"load_average"`
+	// RenderIntervalSeconds is the exporter's --collector.render-interval
+	// in the run, in real time; RendersPerHour ocl_exporter_renders_total's
+	// increase (ours).
+	RendersPerHour        float64 `json:"renders_per_hour,omitempty"`
+	RenderIntervalSeconds float64 `json:"render_interval_seconds,omitempty"`
+	LoadAverage           float64 `json:"load_average"`
 }
 
 // ChurnTable is rs as the Markdown table docs/performance.md shows.
@@ -221,20 +224,20 @@ func ChurnTable(rs []ChurnResult) string {
 	for _, r := range rs {
 		renders := ""
 		if r.Exporter == Ours {
-			renders = fmt.Sprintf("%.0f", r.RendersPerHour)
+			renders = fmt.Sprintf("%.0f (every %gs at most)", r.RendersPerHour, r.RenderIntervalSeconds)
 		}
 		fmt.Fprintf(&b, "| %d | %s | %.1f | %.1f | %s | %.1f | %.1f | %d | %d | %.0f s (%.0f×) | %.1f s | %.1f |\n",
 			r.Nodes, r.Exporter, r.CPUSecondsPerHour, r.IdleCPUPerSecond*3600, renders, r.RSSMedianMiB, r.RSSMaxMiB, r.Scrapes, r.Changes,
 			r.RunSeconds, 3600/r.RunSeconds, r.LagSeconds, r.LoadAverage)
 	}
-	b.WriteString("\n| Nodes | CPU/hour, " + KSM + " / " + Ours + " | RSS median ratio |\n| ---: | ---: | ---: |\n")
+	b.WriteString("\n| Nodes | Render interval | CPU/hour, " + KSM + " / " + Ours + " | RSS median ratio |\n| ---: | ---: | ---: | ---: |\n")
 	for _, o := range rs {
 		if o.Exporter != Ours {
 			continue
 		}
 		for _, k := range rs {
-			if k.Exporter == KSM && k.Nodes == o.Nodes {
-				fmt.Fprintf(&b, "| %d | %.1f× | %.1f× |\n", o.Nodes, k.CPUSecondsPerHour/o.CPUSecondsPerHour, k.RSSMedianMiB/o.RSSMedianMiB)
+			if k.Exporter == KSM && k.Nodes == o.Nodes && k.RenderIntervalSeconds == o.RenderIntervalSeconds {
+				fmt.Fprintf(&b, "| %d | %gs | %.1f× | %.1f× |\n", o.Nodes, o.RenderIntervalSeconds, k.CPUSecondsPerHour/o.CPUSecondsPerHour, k.RSSMedianMiB/o.RSSMedianMiB)
 			}
 		}
 	}
