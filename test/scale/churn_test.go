@@ -307,7 +307,11 @@ func (h *churnHour) play(ctx context.Context, all []*running) error {
 		if cpu[i], err = cpuTime(e.p.Cmd.Process.Pid); err != nil {
 			return err
 		}
-		renders[i] = rendersOf(ctx, e.url)
+		if e.name == Ours {
+			if renders[i], err = rendersOf(ctx, e.url); err != nil {
+				return err
+			}
+		}
 	}
 	begin := time.Now()
 	running, stop := context.WithCancel(ctx)
@@ -343,7 +347,11 @@ func (h *churnHour) play(ctx context.Context, all []*running) error {
 		r.CPUSecondsPerHour = r.RunCPUSeconds + r.IdleCPUPerSecond*(hour.Seconds()-run.Seconds())
 		r.RSSMedianMiB, r.RSSMaxMiB = median(e.rss), slices.Max(e.rss)
 		if e.name == Ours {
-			r.RendersPerHour = rendersOf(ctx, e.url) - renders[i]
+			n, err := rendersOf(ctx, e.url)
+			if err != nil {
+				return err
+			}
+			r.RendersPerHour = n - renders[i]
 		}
 	}
 	return nil
@@ -404,13 +412,17 @@ func (h *churnHour) observe(ctx context.Context, e *running, at time.Time) error
 	}
 }
 
-// rendersOf is ocl_exporter_renders_total at url, 0 for another exporter.
-func rendersOf(ctx context.Context, url string) float64 {
+// rendersOf is ocl_exporter_renders_total at url.
+func rendersOf(ctx context.Context, url string) (float64, error) {
 	families, err := cluster.Scrape(ctx, url)
-	if err != nil || families["ocl_exporter_renders_total"] == nil {
-		return 0
+	if err != nil {
+		return 0, fmt.Errorf("reading the renders: %w", err)
 	}
-	return families["ocl_exporter_renders_total"].GetMetric()[0].GetCounter().GetValue()
+	f := families["ocl_exporter_renders_total"]
+	if f == nil || len(f.GetMetric()) != 1 {
+		return 0, fmt.Errorf("reading the renders: %s/metrics has no ocl_exporter_renders_total", url)
+	}
+	return f.GetMetric()[0].GetCounter().GetValue(), nil
 }
 
 func median(v []float64) float64 {
