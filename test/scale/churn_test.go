@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +37,9 @@ import (
 // that every write, scrape and render of the hour happens; what runs on
 // wall-clock time alone (the Go runtime's periodic collections, watch
 // renewals) is measured over CHURN_IDLE (3 minutes) with nothing
-// changing and added for the rest of the hour. Sizes: CHURN_SIZES
+// changing and added for the rest of the hour; the exporter's on a second
+// one run at the real render interval, whose ticks the played hour
+// already holds. Sizes: CHURN_SIZES
 // (2000,10000); CHURN_RESULTS writes the results (make bench-churn).
 func TestChurn(t *testing.T) {
 	bins := servers(t, "bench-churn")
@@ -80,7 +83,8 @@ func TestChurn(t *testing.T) {
 		h := &churnHour{dir: dir, c: c, k: kf, speedup: speedup, idle: idle, nodes: nodes, interval: interval,
 			changes: plan(names, pools, time.Now(), fmt.Sprintf("n%d-%s", nodes, strings.ReplaceAll(interval.String(), ".", "")))}
 		scaled := time.Duration(float64(interval) / speedup).String()
-		rs, err := h.measure(t.Context(), subjects(exporterBin, bins["SCALE_KSM"], "--collector.render-interval", scaled))
+		rs, err := h.measure(t.Context(), subjects(exporterBin, bins["SCALE_KSM"], "--collector.render-interval", scaled),
+			subjects(exporterBin, "", "--collector.render-interval", interval.String())[0])
 		if err != nil {
 			t.Fatalf("%d nodes: %v", nodes, err)
 		}
@@ -230,8 +234,11 @@ type running struct {
 }
 
 // measure starts every subject, measures their idle CPU, then plays the
-// hour while scraping them.
-func (h *churnHour) measure(ctx context.Context, subjects []subject) ([]ChurnResult, error) {
+// hour while scraping them. idle is ocl_exporter at its real render
+// interval, run beside them until the idle CPU is measured: the one
+// played ticks Speedup times as often, for every second of the hour the
+// run leaves out if its idle rate stood for them.
+func (h *churnHour) measure(ctx context.Context, subjects []subject, idle subject) ([]ChurnResult, error) {
 	var all []*running
 	defer func() {
 		for _, e := range all {
@@ -239,27 +246,33 @@ func (h *churnHour) measure(ctx context.Context, subjects []subject) ([]ChurnRes
 		}
 	}()
 	for _, s := range subjects {
-		addr, err := cluster.FreeAddress()
+		e, err := h.start(ctx, s, h.dir)
 		if err != nil {
 			return nil, err
 		}
-		p, err := s.start(h.dir, h.c, addr)
-		if err != nil {
-			return nil, err
-		}
-		e := &running{subject: s, p: p, url: "http://" + addr,
-			r: ChurnResult{Exporter: s.name, Nodes: h.nodes, Speedup: h.speedup, RenderIntervalSeconds: h.interval.Seconds()}}
 		all = append(all, e)
-		if err := s.ready(ctx, p, e.url, h.nodes); err != nil {
-			return nil, err
-		}
 	}
+	idleDir := filepath.Join(h.dir, "idle")
+	if err := os.MkdirAll(idleDir, 0o755); err != nil {
+		return nil, err
+	}
+	twin, err := h.start(ctx, idle, idleDir)
+	if err != nil {
+		return nil, err
+	}
+	defer twin.p.Stop()
 	// Past the start's transients (the first renders' garbage, the
 	// scavenger returning the first lists' pages), which a real hour
 	// does not repeat.
 	time.Sleep(churnSettle)
-	if err := h.measureIdle(all); err != nil {
+	if err := h.measureIdle(append(all, twin)); err != nil {
 		return nil, err
+	}
+	twin.p.Stop()
+	for _, e := range all {
+		if e.name == Ours {
+			e.r.IdleCPUPerSecondPlayed, e.r.IdleCPUPerSecond = e.r.IdleCPUPerSecond, twin.r.IdleCPUPerSecond
+		}
 	}
 	if err := h.play(ctx, all); err != nil {
 		return nil, err
@@ -269,6 +282,25 @@ func (h *churnHour) measure(ctx context.Context, subjects []subject) ([]ChurnRes
 		out = append(out, e.r)
 	}
 	return out, nil
+}
+
+// start starts s, its log in dir, and waits until it is ready.
+func (h *churnHour) start(ctx context.Context, s subject, dir string) (*running, error) {
+	addr, err := cluster.FreeAddress()
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.start(dir, h.c, addr)
+	if err != nil {
+		return nil, err
+	}
+	e := &running{subject: s, p: p, url: "http://" + addr,
+		r: ChurnResult{Exporter: s.name, Nodes: h.nodes, Speedup: h.speedup, RenderIntervalSeconds: h.interval.Seconds()}}
+	if err := s.ready(ctx, p, e.url, h.nodes); err != nil {
+		p.Stop()
+		return nil, fmt.Errorf("%s: %w", s.name, err)
+	}
+	return e, nil
 }
 
 // churnSettle is how long the exporters run after ready before their

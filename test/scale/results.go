@@ -198,13 +198,16 @@ type ChurnResult struct {
 	RunSeconds float64 `json:"run_seconds"`
 	LagSeconds float64 `json:"lag_seconds"`
 	// IdleCPUPerSecond is the CPU time a second with nothing changing and
-	// nothing scraping; RunCPUSeconds the CPU time of the run;
-	// CPUSecondsPerHour the run's plus the idle rate for the rest of a
-	// real hour.
-	IdleCPUPerSecond  float64 `json:"idle_cpu_per_second"`
-	RunCPUSeconds     float64 `json:"run_cpu_seconds"`
-	CPUSecondsPerHour float64 `json:"cpu_seconds_per_hour"`
-	Scrapes           int     `json:"scrapes"`
+	// nothing scraping (ocl_exporter's at its real render interval);
+	// RunCPUSeconds the CPU time of the run; CPUSecondsPerHour the run's
+	// plus the idle rate for the rest of a real hour.
+	IdleCPUPerSecond float64 `json:"idle_cpu_per_second"`
+	// IdleCPUPerSecondPlayed is ocl_exporter's idle rate at the played
+	// render interval, its ticker Speedup times as frequent: not counted.
+	IdleCPUPerSecondPlayed float64 `json:"idle_cpu_per_second_played,omitempty"`
+	RunCPUSeconds          float64 `json:"run_cpu_seconds"`
+	CPUSecondsPerHour      float64 `json:"cpu_seconds_per_hour"`
+	Scrapes                int     `json:"scrapes"`
 	// RSS sampled every minute of the hour.
 	RSSMedianMiB float64 `json:"rss_median_mib"`
 	RSSMaxMiB    float64 `json:"rss_max_mib"`
@@ -227,7 +230,7 @@ func ChurnTable(rs []ChurnResult) string {
 			renders = fmt.Sprintf("%.0f (every %gs at most)", r.RendersPerHour, r.RenderIntervalSeconds)
 		}
 		fmt.Fprintf(&b, "| %d | %s | %.1f | %.1f | %s | %.1f | %.1f | %d | %d | %.0f s (%.0f×) | %.1f s | %.1f |\n",
-			r.Nodes, r.Exporter, r.CPUSecondsPerHour, r.IdleCPUPerSecond*3600, renders, r.RSSMedianMiB, r.RSSMaxMiB, r.Scrapes, r.Changes,
+			r.Nodes, r.Exporter, r.CPUSecondsPerHour, r.IdleCPUPerSecond*(3600-r.RunSeconds), renders, r.RSSMedianMiB, r.RSSMaxMiB, r.Scrapes, r.Changes,
 			r.RunSeconds, 3600/r.RunSeconds, r.LagSeconds, r.LoadAverage)
 	}
 	b.WriteString("\n| Nodes | Render interval | CPU/hour, " + KSM + " / " + Ours + " | RSS median ratio |\n| ---: | ---: | ---: | ---: |\n")
