@@ -91,6 +91,10 @@ func TestChurn(t *testing.T) {
 		for _, r := range rs {
 			t.Logf("%+v", r)
 		}
+		if late := time.Duration(rs[0].LagSeconds * speedup * float64(time.Second)); late > maxLate {
+			t.Fatalf("%d nodes: the writes fell %s of the hour behind their schedule, more than %s: the hour was not played (the run lasted %.0f s, not %.0f): lower CHURN_SPEEDUP or run on a quieter machine",
+				nodes, late.Round(time.Second), maxLate, rs[0].RunSeconds, hour.Seconds()/speedup)
+		}
 		results = append(results, rs...)
 	}
 	t.Logf("results:\n%s", ChurnTable(results))
@@ -112,6 +116,12 @@ func TestChurn(t *testing.T) {
 		}
 	}
 }
+
+// maxLate is how far behind their schedule the writes may fall, in the
+// hour's time, for the run to stand for the hour: a scrape interval.
+// Later, the run lasts longer than the hour played and each exporter is
+// scraped more often than in an hour.
+const maxLate = 30 * time.Second
 
 // sizesFrom reads node counts from $name, def when unset.
 func sizesFrom(t *testing.T, name, def string) []int {
