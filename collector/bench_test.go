@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"compress/gzip"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -12,13 +11,6 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/test/synth"
 )
 
-type countingWriter int
-
-func (w *countingWriter) Write(p []byte) (int, error) {
-	*w += countingWriter(len(p))
-	return len(p), nil
-}
-
 // sizes are the node counts benchmarks run at, with synth.Target's 10
 // pools and 500 MachineOSBuilds.
 var sizes = []int{100, 500, 2000, 5000}
@@ -27,36 +19,6 @@ func synthetic(b testing.TB, nodes int) *source.Source {
 	size := synth.Target
 	size.Nodes = nodes
 	return sourcetest.FromObjects(b, synth.Objects(size))
-}
-
-// BenchmarkScrapeRendered is what a Prometheus scrape costs the exporter:
-// copying the latest render into a gzip.BestSpeed stream, as the server
-// does when the scraper accepts gzip (Prometheus always does).
-func BenchmarkScrapeRendered(b *testing.B) {
-	for _, nodes := range sizes {
-		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
-			src := synthetic(b, nodes)
-			r, err := NewRenderer(New(src, DefaultOptions), src, slog.New(slog.DiscardHandler))
-			if err != nil {
-				b.Fatal(err)
-			}
-			r.render()
-			var written countingWriter
-			gz, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // reused, as the server pools them
-			b.ReportAllocs()
-			for b.Loop() {
-				written = 0
-				gz.Reset(&written)
-				if err := r.WriteText(gz); err != nil {
-					b.Fatal(err)
-				}
-				if err := gz.Close(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(written), "gzipped-bytes/scrape")
-		})
-	}
 }
 
 // BenchmarkRender is one render: the view, the analysis, the samples,
@@ -85,7 +47,7 @@ func BenchmarkRender(b *testing.B) {
 			if f := r.Failure(); f != "" {
 				b.Fatal(f)
 			}
-			text := *r.text.Load()
+			text, _ := r.Latest()
 			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(seriesIn(text)), "alloc-B/series")
 			b.ReportMetric(float64(len(text)), "bytes/scrape")
 		})

@@ -3,7 +3,6 @@ package collector
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -28,9 +27,9 @@ type Renderer struct {
 	ready      func() bool
 	logger     *slog.Logger
 
-	// text is the latest render, encoded. The families it was encoded
+	// latest is the latest render, encoded. The families it was encoded
 	// from are not kept: they take several times its memory.
-	text atomic.Pointer[[]byte]
+	latest atomic.Pointer[rendering]
 	// readyRendered is set once a render began after the source was ready:
 	// from then on scrapes see a complete view.
 	readyRendered atomic.Bool
@@ -38,11 +37,18 @@ type Renderer struct {
 	failure atomic.Pointer[string]
 	// logged and loggedAt remember the last failure logged, textSize the
 	// length of the last render (the next one's buffer starts there rather
-	// than doubling up to it); only Run's goroutine renders, so they need
-	// no lock.
+	// than doubling up to it), renders counts them; only Run's goroutine
+	// renders, so they need no lock.
 	logged   string
 	loggedAt time.Time
 	textSize int
+	renders  uint64
+}
+
+// rendering is one render's text and its number, from 1.
+type rendering struct {
+	text   []byte
+	number uint64
 }
 
 // Bounds on the log of a failing render: it is retried every interval, and
@@ -113,7 +119,8 @@ func (r *Renderer) render() uint64 {
 		return gen
 	}
 	r.failure.Store(nil)
-	r.text.Store(&text)
+	r.renders++
+	r.latest.Store(&rendering{text: text, number: r.renders})
 	if ready {
 		r.readyRendered.Store(true)
 	}
@@ -143,15 +150,22 @@ func (r *Renderer) Failure() string {
 	return ""
 }
 
-// WriteText writes the latest render in the text exposition format, as it
-// was encoded when rendered: a scrape copies bytes.
-func (r *Renderer) WriteText(w io.Writer) error {
-	text := r.text.Load()
-	if text == nil {
-		return nil
+// Latest is the latest render in the text exposition format, as it was
+// encoded when rendered, and its number: a scrape copies bytes, and a
+// server may keep what it derives from them (their gzip form) until the
+// number moves. Before the first render the text is empty and the number
+// 0.
+func (r *Renderer) Latest() (text []byte, render uint64) {
+	if l := r.latest.Load(); l != nil {
+		return l.text, l.number
 	}
-	_, err := w.Write(*text)
-	return err
+	return nil, 0
+}
+
+// Renders counts the renders that succeeded, the latest's number.
+func (r *Renderer) Renders() uint64 {
+	_, n := r.Latest()
+	return n
 }
 
 // Ready is true once the render reflects a source that was ready.

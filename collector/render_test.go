@@ -60,12 +60,9 @@ func testRendererFollowsGeneration(t *testing.T) {
 	go r.Run(ctx, 5*time.Millisecond)
 
 	value := func() float64 {
-		var text bytes.Buffer
-		if err := r.WriteText(&text); err != nil {
-			t.Fatal(err)
-		}
+		text, _ := r.Latest()
 		parser := expfmt.NewTextParser(model.UTF8Validation)
-		families, err := parser.TextToMetricFamilies(&text)
+		families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,8 +121,8 @@ func TestFailingRenderIsReportedAndLoggedBriefly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	r.Run(ctx, 5*time.Millisecond) // retries while not ready
-	if r.Ready() {
-		t.Error("ready although no render succeeded")
+	if r.Ready() || r.Renders() != 0 {
+		t.Errorf("ready %v, %d renders, although none succeeded", r.Ready(), r.Renders())
 	}
 	if f := r.Failure(); !strings.Contains(f, "was collected before with the same name and label values") {
 		t.Errorf("Failure() = %.200q", f)
@@ -140,8 +137,8 @@ func TestFailingRenderIsReportedAndLoggedBriefly(t *testing.T) {
 	cluster.MachineOSConfigs = cluster.MachineOSConfigs[:1]
 	src.gen.Add(1)
 	r.render()
-	if f := r.Failure(); f != "" || !r.Ready() {
-		t.Errorf("after a good render: failure %q, ready %v", f, r.Ready())
+	if f := r.Failure(); f != "" || !r.Ready() || r.Renders() != 1 {
+		t.Errorf("after a good render: failure %q, ready %v, %d renders", f, r.Ready(), r.Renders())
 	}
 }
 
@@ -213,12 +210,9 @@ func TestRenderMatchesGatherText(t *testing.T) {
 				if f := r.Failure(); f != "" {
 					t.Fatal(f)
 				}
-				var got bytes.Buffer
-				if err := r.WriteText(&got); err != nil {
-					t.Fatal(err)
-				}
-				if want := exposition(t, c); !bytes.Equal(got.Bytes(), want) {
-					t.Fatalf("the render differs from Gather's text:\n%s", firstDifference(got.Bytes(), want))
+				got, _ := r.Latest()
+				if want := exposition(t, c); !bytes.Equal(got, want) {
+					t.Fatalf("the render differs from Gather's text:\n%s", firstDifference(got, want))
 				}
 			}
 		})
@@ -250,7 +244,8 @@ func TestRenderAllocatesLittlePerSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.render()
-	series := seriesIn(*r.text.Load())
+	text, _ := r.Latest()
+	series := seriesIn(text)
 	const renders = 5
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

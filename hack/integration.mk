@@ -163,6 +163,34 @@ bench-scale: $(E2E_APISERVER) $(E2E_ETCD) $(E2E_KSM)
 	SCALE_SIZES=$(SIZES) SCALE_SCRAPES=$(SCALE_SCRAPES) SCALE_RESULTS=$(if $(SCALE_RESULTS),$(abspath $(SCALE_RESULTS))) \
 		$(GO) test -tags scale -count=1 -run TestScale -v -timeout 60m ./test/scale/
 
+## bench-churn: what ocl_exporter and kube-state-metrics cost an hour in a
+## cluster that changes as a real one does (test/scale/churn_test.go,
+## docs/performance.md): both at once against one real kube-apiserver
+## holding a synthetic cluster of each size in CHURN_SIZES, scraped every
+## 30 s, while node status is written every 5 minutes and on change, a
+## pool rolls out 10% at a time, a build runs every 30 minutes and events
+## come; the hour is played CHURN_SPEEDUP times faster (renders and
+## scrapes too), what runs on the wall clock alone measured over
+## CHURN_IDLE; the exporter's --collector.render-interval is
+## CHURN_RENDER_INTERVAL (1s) / CHURN_SPEEDUP, at least 100 ms. CPU
+## seconds an hour, RSS, renders an
+## hour, into CHURN_RESULTS, which keeps the results of the sizes and
+## render intervals not run (run each at the speed the machine keeps up
+## with);
+## `go test ./test/scale/ -run TestPlotCurrent -update` redraws the table.
+CHURN_SIZES   ?= 2000,10000
+CHURN_SPEEDUP ?= 10
+CHURN_IDLE    ?= 3m
+CHURN_RENDER_INTERVAL ?= 1s
+CHURN_RESULTS ?= test/scale/testdata/churn.json
+
+.PHONY: bench-churn
+bench-churn: $(E2E_APISERVER) $(E2E_ETCD) $(E2E_KSM)
+	SCALE_ETCD=$(E2E_ETCD) SCALE_KUBE_APISERVER=$(E2E_APISERVER) SCALE_KSM=$(E2E_KSM) \
+	CHURN_SIZES=$(CHURN_SIZES) CHURN_SPEEDUP=$(CHURN_SPEEDUP) CHURN_IDLE=$(CHURN_IDLE) CHURN_RENDER_INTERVAL=$(CHURN_RENDER_INTERVAL) \
+	CHURN_RESULTS=$(if $(CHURN_RESULTS),$(abspath $(CHURN_RESULTS))) \
+		$(GO) test -tags scale -count=1 -run TestChurn -v -timeout 120m ./test/scale/
+
 ## bench-storm: the exporter under an event storm (test/scale/storm_test.go):
 ## STORM_EVENTS Warning events that passed its earlier selectors
 ## (crashlooping pods, pool and Job Warnings) on a real etcd and
@@ -201,13 +229,18 @@ $(E2E_KSM):
 ## per-rule evaluation time, every dashboard query over the dashboards'
 ## 6 hours and every docs/queries.md query, Prometheus RSS
 ## (test/rulebench, docs/performance.md). RULEBENCH_RESULTS=file keeps
-## the table.
+## the table. BASE=<commit> also evaluates that commit's rules, renamed,
+## in the same Prometheus on the same series, and reports the ratio of
+## the working tree's to them evaluation by evaluation (40 of them): the
+## comparison a change to the rules is judged by.
 RULEBENCH_SIZES   ?= 2000,10000
 RULEBENCH_RESULTS ?=
+BASE              ?=
 .PHONY: bench-rules
 bench-rules: $(E2E_PROMK8S)
 	E2E_OPERATOR_PROMETHEUS=$(E2E_PROMK8S) RULEBENCH_SIZES=$(RULEBENCH_SIZES) RULEBENCH_RESULTS=$(RULEBENCH_RESULTS) \
-		$(GO) test -tags rulebench -count=1 -v -timeout 30m ./test/rulebench/
+	RULEBENCH_BASE=$(BASE) \
+		$(GO) test -tags rulebench -count=1 -v -timeout 60m ./test/rulebench/
 
 ## bench-status: the scrape's latency while STATUS_CLIENTS (50) clients
 ## hammer /status of a STATUS_NODES (5000) node snapshot, the exporter on

@@ -128,11 +128,11 @@ type bigThenSmall struct {
 	served atomic.Int32
 }
 
-func (p *bigThenSmall) WriteText(w io.Writer) error {
+func (p *bigThenSmall) Latest() ([]byte, uint64) {
 	if p.served.Add(1) <= p.first {
-		return p.big.WriteText(w)
+		return p.big.Latest()
 	}
-	return text(rendered).WriteText(w)
+	return []byte(rendered), 2
 }
 
 // TestOnlyGetAndHead: every endpoint is read-only.

@@ -16,7 +16,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
@@ -35,9 +34,13 @@ type Readiness interface {
 // Config is what the handler serves.
 type Config struct {
 	MetricsPath string
-	// Registry holds the metrics gathered on each scrape (the exporter's
-	// own, Go, process) and gets the handler's metrics.
-	Registry *prometheus.Registry
+	// Registry holds the exporter's own metrics that change rarely (the
+	// source's counters, the build), gathered again only when
+	// RegistryGeneration moved, which it must whenever one of them may
+	// have changed; without it, on every scrape. The Go runtime's, the
+	// process's and the scrapes' metrics are written by the handler.
+	Registry           *prometheus.Registry
+	RegistryGeneration func() uint64
 	// Rendered is appended to every scrape: metrics encoded ahead of time.
 	Rendered  Prerendered
 	Readiness Readiness
@@ -60,7 +63,7 @@ func Handler(cfg Config) (http.Handler, error) {
 	}
 	mux := http.NewServeMux()
 	// "GET /x" also matches HEAD; the mux answers other methods with 405.
-	mux.Handle("GET "+cfg.MetricsPath, promhttp.InstrumentMetricHandler(cfg.Registry, metricsHandler(cfg)))
+	mux.Handle("GET "+cfg.MetricsPath, metricsHandler(cfg))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})

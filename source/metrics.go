@@ -2,6 +2,7 @@ package source
 
 import (
 	"strconv"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -10,6 +11,9 @@ type metrics struct {
 	lists, watches *prometheus.CounterVec
 	// capped counts the objects a capped watch (Resource.Max) did not keep.
 	capped *prometheus.CounterVec
+	// changes moves after every change of a counter: the server gathers
+	// them again only then.
+	changes atomic.Uint64
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -48,10 +52,20 @@ func (m *metrics) count(v *prometheus.CounterVec, resource string, err error) {
 		result = "error"
 	}
 	v.WithLabelValues(resource, result).Inc()
+	m.changes.Add(1)
+}
+
+// drop counts n objects the watch of resource did not keep.
+func (m *metrics) drop(resource string, n int) {
+	m.capped.WithLabelValues(resource).Add(float64(n))
+	m.changes.Add(1)
 }
 
 // dropped returns what counts an object the watch of resource did not keep.
 func (m *metrics) dropped(resource string) func() {
 	c := m.capped.WithLabelValues(resource)
-	return c.Inc
+	return func() {
+		c.Inc()
+		m.changes.Add(1)
+	}
 }

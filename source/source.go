@@ -195,7 +195,7 @@ func (s *Source) list(ctx context.Context, w *watched, ns string, o metav1.ListO
 	}
 	if h != nil {
 		items = h.objects()
-		s.metrics.capped.WithLabelValues(w.Name).Add(float64(offered - len(items)))
+		s.metrics.drop(w.Name, offered-len(items))
 	}
 	list := w.newList()
 	if err := meta.SetList(list, items); err != nil {
@@ -208,6 +208,10 @@ func (s *Source) list(ctx context.Context, w *watched, ns string, o metav1.ListO
 
 // Generation moves whenever the view or a resource's availability changes.
 func (s *Source) Generation() uint64 { return s.generation.Load() }
+
+// MetricsGeneration moves after every change of the source's own metrics
+// (ocl_exporter_list_total, _watch_total, _events_dropped_total).
+func (s *Source) MetricsGeneration() uint64 { return s.metrics.changes.Load() }
 
 // meaningful reports whether an update matters. Nodes change their
 // resourceVersion with every status heartbeat although the metadata the

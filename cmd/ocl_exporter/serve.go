@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
@@ -118,12 +117,11 @@ func newExporter(ctx context.Context, o *options, logger *slog.Logger) (*exporte
 	if err != nil {
 		return nil, err
 	}
+	// The Go runtime's and the process's metrics are the server's
+	// (selfmetrics): they change with every scrape. The registry's change
+	// rarely, and it is gathered again only when they did.
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		versioncollector.NewCollector(name),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
+	reg.MustRegister(versioncollector.NewCollector(name))
 	src := source.New(backend, o.namespace, logger, reg)
 	o.collector.Now = evaluationClock(o, src)
 	noteEvaluatedNow(o, src, logger)
@@ -132,8 +130,13 @@ func newExporter(ctx context.Context, o *options, logger *slog.Logger) (*exporte
 		return nil, err
 	}
 	status := server.StatusHandler(statusReport(src, o), src.Generation, logger)
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "ocl_exporter_renders_total",
+		Help: "Renders of the OCL metrics: one after a change of the cluster, at most one per --collector.render-interval.",
+	}, func() float64 { return float64(renderer.Renders()) }))
+	registryGeneration := func() uint64 { return src.MetricsGeneration() + renderer.Renders() }
 	handler, err := server.Handler(server.Config{
-		MetricsPath: o.metricsPath, Registry: reg, Rendered: renderer,
+		MetricsPath: o.metricsPath, Registry: reg, RegistryGeneration: registryGeneration, Rendered: renderer,
 		Readiness: readiness{src, renderer}, Logger: logger, MaxRequests: o.maxRequests,
 		Status: status, Profiling: o.pprof,
 	})

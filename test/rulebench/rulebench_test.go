@@ -65,20 +65,36 @@ func sizes(t *testing.T) []int {
 }
 
 // evaluations is how many rule evaluations after the warm-up each rule's
-// median is taken over.
-const evaluations = 10
+// median is taken over; a paired run (RULEBENCH_BASE) takes
+// pairedEvaluations, its ratios being its measurement.
+const (
+	evaluations       = 10
+	pairedEvaluations = 40
+)
+
+func evaluationsWanted(baseRef string) int {
+	if baseRef != "" {
+		return pairedEvaluations
+	}
+	return evaluations
+}
 
 func TestRuleCost(t *testing.T) {
 	prom := os.Getenv("E2E_OPERATOR_PROMETHEUS")
 	if _, err := os.Stat(prom); err != nil {
 		t.Fatalf("$E2E_OPERATOR_PROMETHEUS=%q: %v; run make bench-rules, which builds Prometheus 3.5", prom, err)
 	}
-	var report strings.Builder
+	var report, paired strings.Builder
 	report.WriteString("| nodes | series | all groups per evaluation | rules without alerts | slowest group | slowest rules | dashboard queries: max, slowest | docs/queries.md max | Prometheus RSS |\n|---|---|---|---|---|---|---|---|---|\n")
+	paired.WriteString(pairedHeader)
 	for _, n := range sizes(t) {
 		r := measure(t, prom, n)
 		fmt.Fprintf(&report, "| %d | %d | %s | %s | %s | %s | %s | %s | %.0f MiB |\n",
 			n, r.series, ms(r.total), ms(r.quiet), r.slowestGroup, strings.Join(r.slowestRules, ", "), r.dashboards, ms(r.docsMax), r.rss/(1<<20))
+		paired.WriteString(r.paired)
+	}
+	if base := os.Getenv("RULEBENCH_BASE"); base != "" {
+		report.WriteString("\nThe working tree against " + base + ", both evaluated in one Prometheus:\n\n" + paired.String())
 	}
 	t.Logf("\n%s", report.String())
 	if out := os.Getenv("RULEBENCH_RESULTS"); out != "" {
@@ -103,6 +119,8 @@ type result struct {
 	dashboards   string
 	docsMax      time.Duration
 	rss          float64
+	// paired is the row of pairedReport, in a paired run.
+	paired string
 }
 
 func measure(t *testing.T, prom string, nodes int) result {
@@ -126,21 +144,34 @@ func measure(t *testing.T, prom string, nodes int) result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, err := filepath.Abs(filepath.Join(repoRoot, "alerts", "*rules.yaml"))
+	rules, err := filepath.Glob(filepath.Join(repoRoot, "alerts", "*rules.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i, r := range rules {
+		if rules[i], err = filepath.Abs(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	baseRef := os.Getenv("RULEBENCH_BASE")
+	if baseRef != "" {
+		rules = append(rules, baseRules(t, baseRef, dir)...)
+	}
 	backfill(t, filepath.Join(dir, "data"), reg, l.Addr().String(), rules)
+	quoted := make([]string, len(rules))
+	for i, r := range rules {
+		quoted[i] = strconv.Quote(r)
+	}
 	config := fmt.Sprintf(`global:
   scrape_interval: %[1]s
   evaluation_interval: %[1]s
-rule_files: [%[2]q]
+rule_files: [%[2]s]
 scrape_configs:
   - job_name: ocl-exporter
     static_configs: [{targets: [%[3]q]}]
   - job_name: prometheus
     static_configs: [{targets: [%[4]q]}]
-`, model.Duration(scrapeInterval), rules, l.Addr().String(), addr)
+`, model.Duration(scrapeInterval), strings.Join(quoted, ", "), l.Addr().String(), addr)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -158,78 +189,10 @@ scrape_configs:
 	// Warm up: live scrapes (scrape_samples_scraped is not backfilled) and
 	// three evaluations, then the median of the next.
 	waitFor(t, base, `count(scrape_samples_scraped{job="ocl-exporter"} > 0) and on () count(prometheus_rule_group_iterations_total{rule_group=~".*;ocl-rollout"} >= 3)`, 3*time.Minute)
-	groups := map[string][]time.Duration{}
-	ruleTimes := map[string][]time.Duration{}
-	// active is each alerting rule's pending and firing alerts: Prometheus
-	// expands every one's labels and annotations at every evaluation.
-	active := map[string]int{}
-	var last time.Time
-	for len(groups["ocl-rollout"]) < evaluations {
-		var rs struct {
-			Data struct {
-				Groups []struct {
-					Name           string  `json:"name"`
-					EvaluationTime float64 `json:"evaluationTime"`
-					LastEvaluation string  `json:"lastEvaluation"`
-					Rules          []struct {
-						Name           string     `json:"name"`
-						EvaluationTime float64    `json:"evaluationTime"`
-						Alerts         []struct{} `json:"alerts"`
-					} `json:"rules"`
-				} `json:"groups"`
-			} `json:"data"`
-		}
-		get(t, base+"/api/v1/rules", &rs)
-		var newest time.Time
-		for _, g := range rs.Data.Groups {
-			at, _ := time.Parse(time.RFC3339Nano, g.LastEvaluation)
-			if at.After(newest) {
-				newest = at
-			}
-		}
-		if newest.After(last) {
-			last = newest
-			for _, g := range rs.Data.Groups {
-				groups[g.Name] = append(groups[g.Name], seconds(g.EvaluationTime))
-				for _, r := range g.Rules {
-					ruleTimes[g.Name+"/"+r.Name] = append(ruleTimes[g.Name+"/"+r.Name], seconds(r.EvaluationTime))
-					active[g.Name+"/"+r.Name] = len(r.Alerts)
-				}
-			}
-		}
-		time.Sleep(5 * time.Second)
-	}
-	var res result
-	var slowest string
-	var slowestTime time.Duration
-	for name, ts := range groups {
-		m := median(ts)
-		res.total += m
-		if m > slowestTime {
-			slowest, slowestTime = name, m
-		}
-	}
-	res.slowestGroup = slowest + " " + ms(slowestTime)
-	type named struct {
-		name string
-		d    time.Duration
-	}
-	var rs []named
-	for name, ts := range ruleTimes {
-		rs = append(rs, named{name, median(ts)})
-	}
-	slices.SortFunc(rs, func(a, b named) int { return int(b.d - a.d) })
-	for i, r := range rs {
-		name := r.name + " " + ms(r.d)
-		if n := active[r.name]; n > 0 {
-			name += fmt.Sprintf(" (%d alerts)", n)
-		} else {
-			res.quiet += r.d
-		}
-		if i < 3 {
-			res.slowestRules = append(res.slowestRules, name)
-		}
-		t.Logf("%d nodes: rule %s", nodes, name)
+	tree, baseSet := collect(t, base, evaluationsWanted(baseRef))
+	res := summarize(t, nodes, tree)
+	if baseRef != "" {
+		res.paired = pairedReport(nodes, tree, baseSet)
 	}
 	res.series = int(scalar(t, base, `count({job="ocl-exporter"})`))
 	res.rss = scalar(t, base, `process_resident_memory_bytes{job="prometheus"}`)
@@ -433,7 +396,7 @@ const (
 // the live scrape, so that history and live samples are one series, and
 // the rules' results evaluated every scrapeInterval by Prometheus' rule
 // engine.
-func backfill(t *testing.T, dir string, reg *prometheus.Registry, instance, ruleGlob string) {
+func backfill(t *testing.T, dir string, reg *prometheus.Registry, instance string, rules []string) {
 	t.Helper()
 	began := time.Now()
 	families, err := reg.Gather()
@@ -488,10 +451,6 @@ func backfill(t *testing.T, dir string, reg *prometheus.Registry, instance, rule
 			}
 		}
 		return nil
-	}
-	rules, err := filepath.Glob(ruleGlob)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if err := history.Store(dir, w, series, rules, scrapeInterval); err != nil {
 		t.Fatalf("backfilling %s of history: %v", dashboardRange, err)

@@ -8,19 +8,37 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/performance.svg and the table in docs/performance.md from testdata/results.json")
+var update = flag.Bool("update", false, "rewrite docs/performance.svg and the tables in docs/performance.md from testdata/results.json and testdata/churn.json")
 
 const (
 	resultsFile = "testdata/results.json"
+	churnFile   = "testdata/churn.json"
 	svgFile     = "../../docs/performance.svg"
 	docFile     = "../../docs/performance.md"
 )
 
-// TestPlotCurrent fails when the committed plot or table is not what
-// testdata/results.json gives; go test -run TestPlotCurrent -update
-// rewrites them after make bench-scale.
+// between replaces what doc holds between the markers <!-- name:begin -->
+// and <!-- name:end --> with text.
+func between(t *testing.T, doc, name, text string) string {
+	t.Helper()
+	begin, end := "<!-- "+name+":begin -->\n", "<!-- "+name+":end -->"
+	head, rest, ok1 := strings.Cut(doc, begin)
+	_, tail, ok2 := strings.Cut(rest, end)
+	if !ok1 || !ok2 {
+		t.Fatalf("%s lacks the %q and %q markers", docFile, begin, end)
+	}
+	return head + begin + "\n" + text + "\n" + end + tail
+}
+
+// TestPlotCurrent fails when the committed plot or tables are not what
+// testdata/results.json (make bench-scale) and testdata/churn.json (make
+// bench-churn) give; go test -run TestPlotCurrent -update rewrites them.
 func TestPlotCurrent(t *testing.T) {
-	rs, err := ReadResults(resultsFile)
+	rs, err := ReadResults[Result](resultsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	churn, err := ReadResults[ChurnResult](churnFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,13 +47,7 @@ func TestPlotCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const begin, end = "<!-- results:begin -->\n", "<!-- results:end -->"
-	head, rest, ok1 := strings.Cut(string(doc), begin)
-	_, tail, ok2 := strings.Cut(rest, end)
-	if !ok1 || !ok2 {
-		t.Fatalf("%s lacks the %q and %q markers", docFile, begin, end)
-	}
-	table := []byte(head + begin + "\n" + Table(rs) + "\n" + end + tail)
+	table := []byte(between(t, between(t, string(doc), "results", Table(rs)), "churn", ChurnTable(churn)))
 	if *update {
 		if err := os.WriteFile(svgFile, svg, 0o644); err != nil {
 			t.Fatal(err)

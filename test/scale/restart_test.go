@@ -41,7 +41,7 @@ func TestRestart(t *testing.T) {
 	}
 	dir := t.TempDir()
 	c, k := startCluster(t, dir, os.Getenv("SCALE_ETCD"), os.Getenv("SCALE_KUBE_APISERVER"))
-	bin := buildExporter(t, dir)
+	bin, _ := buildStripped(t, dir)
 	for _, nodes := range sizes {
 		objs, err := objects(nodes)
 		if err != nil {

@@ -25,6 +25,8 @@ const repoRoot = "../.."
 // cluster and when its view of the cluster is complete.
 type subject struct {
 	name string
+	// floor is set for the exporter scraped beside the floor server.
+	floor bool
 	// agent is the start of the user agent it sends the API server.
 	agent string
 	start func(dir string, c *cluster.Cluster, addr string) (*cluster.Proc, error)
@@ -40,12 +42,15 @@ var nodeAnnotations = []string{
 	analysis.NodeAnnotationReason, analysis.NodeAnnotationCurrentImage, analysis.NodeAnnotationDesiredImage,
 }
 
-func subjects(exporterBin, ksmBin string) []subject {
+// subjects are the exporter, run with exporterArgs too, and
+// kube-state-metrics.
+func subjects(exporterBin, ksmBin string, exporterArgs ...string) []subject {
 	return []subject{{
 		name:  Ours,
+		floor: true,
 		agent: "ocl_exporter/",
 		start: func(dir string, c *cluster.Cluster, addr string) (*cluster.Proc, error) {
-			return cluster.StartProc(dir, Ours, exporterBin, "--kubeconfig", c.AdminKubeconfig, "--web.listen-address", addr)
+			return cluster.StartProc(dir, Ours, exporterBin, append([]string{"--kubeconfig", c.AdminKubeconfig, "--web.listen-address", addr}, exporterArgs...)...)
 		},
 		ready: func(ctx context.Context, p *cluster.Proc, url string, nodes int) error {
 			if err := cluster.WaitHTTP(p, http.DefaultClient, url+"/readyz", "", 5*time.Minute); err != nil {
@@ -102,6 +107,20 @@ func complete(ctx context.Context, p *cluster.Proc, url string, want map[string]
 	}
 }
 
+// servers are the binaries the scale runs start, from $SCALE_ETCD,
+// $SCALE_KUBE_APISERVER and $SCALE_KSM, which make target sets.
+func servers(t *testing.T, target string) map[string]string {
+	t.Helper()
+	bins := map[string]string{}
+	for _, name := range []string{"SCALE_ETCD", "SCALE_KUBE_APISERVER", "SCALE_KSM"} {
+		bins[name] = os.Getenv(name)
+		if _, err := os.Stat(bins[name]); err != nil {
+			t.Fatalf("$%s=%q: %v; run make %s, which builds and sets it", name, bins[name], err, target)
+		}
+	}
+	return bins
+}
+
 // env is $name, or def when it is unset or empty.
 func env(name, def string) string {
 	if v := os.Getenv(name); v != "" {
@@ -111,21 +130,8 @@ func env(name, def string) string {
 }
 
 func TestScale(t *testing.T) {
-	bins := map[string]string{}
-	for _, name := range []string{"SCALE_ETCD", "SCALE_KUBE_APISERVER", "SCALE_KSM"} {
-		bins[name] = os.Getenv(name)
-		if _, err := os.Stat(bins[name]); err != nil {
-			t.Fatalf("$%s=%q: %v; run make bench-scale, which builds and sets it", name, bins[name], err)
-		}
-	}
-	var nodeCounts []int
-	for _, s := range strings.Split(env("SCALE_SIZES", "100,500,2000"), ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			t.Fatalf("SCALE_SIZES: %v", err)
-		}
-		nodeCounts = append(nodeCounts, n)
-	}
+	bins := servers(t, "bench-scale")
+	nodeCounts := sizesFrom(t, "SCALE_SIZES", "100,500,2000")
 	scrapes, err := strconv.Atoi(env("SCALE_SCRAPES", "200"))
 	if err != nil {
 		t.Fatalf("SCALE_SCRAPES: %v", err)
@@ -138,14 +144,10 @@ func TestScale(t *testing.T) {
 	}
 	c, k := startCluster(t, dir, bins["SCALE_ETCD"], bins["SCALE_KUBE_APISERVER"],
 		"--audit-policy-file", filepath.Join(dir, "audit-policy.yaml"), "--audit-log-path", audit)
-	exporterBin := buildExporter(t, dir)
-	bin, err := os.Stat(exporterBin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bin.Size() > maxBinaryBytes {
+	exporterBin, binBytes := buildStripped(t, dir)
+	if binBytes > maxBinaryBytes {
 		t.Errorf("the stripped binary is %.1f MB, over %.0f MB: what does it link that it did not? (go tool nm -size -sort size on an unstripped build)",
-			float64(bin.Size())/1e6, float64(maxBinaryBytes)/1e6)
+			float64(binBytes)/1e6, float64(maxBinaryBytes)/1e6)
 	}
 
 	var results []Result
@@ -160,16 +162,19 @@ func TestScale(t *testing.T) {
 		}
 		t.Logf("%d nodes: %d objects in the API server after %s", nodes, len(objs), time.Since(begin).Round(time.Second))
 		for _, s := range subjects(exporterBin, bins["SCALE_KSM"]) {
-			r, err := measure(t.Context(), dir, c, audit, s, nodes, scrapes)
+			rs, err := measure(t.Context(), dir, c, audit, s, nodes, scrapes)
 			if err != nil {
 				t.Fatalf("%s at %d nodes: %v", s.name, nodes, err)
 			}
+			r := &rs[0]
 			r.Objects = len(objs)
 			if s.name == Ours {
-				r.BinaryBytes = bin.Size()
+				r.BinaryBytes = binBytes
 			}
-			t.Logf("%+v", r)
-			results = append(results, r)
+			for _, r := range rs {
+				t.Logf("%+v", r)
+			}
+			results = append(results, rs...)
 			if r.StartupRequests == 0 {
 				t.Errorf("%s at %d nodes: no request from user agent %q in the audit log: the filter is wrong", s.name, nodes, s.agent)
 			}
@@ -186,9 +191,9 @@ func TestScale(t *testing.T) {
 	}
 }
 
-// buildExporter builds cmd/ocl_exporter into dir, stripped, as make build
-// and the image build it.
-func buildExporter(t *testing.T, dir string) string {
+// buildStripped builds the exporter into dir as make build and the image
+// build it, stripped, and returns its path and size.
+func buildStripped(t *testing.T, dir string) (string, int64) {
 	t.Helper()
 	bin := filepath.Join(dir, Ours)
 	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/ocl_exporter")
@@ -196,7 +201,11 @@ func buildExporter(t *testing.T, dir string) string {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return bin
+	st, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin, st.Size()
 }
 
 // maxBinaryBytes bounds the stripped binary: 26 MB once it linked only the
@@ -209,34 +218,35 @@ const maxBinaryBytes = 40e6
 const settle = 5 * time.Second
 
 // measure starts s, waits until it is ready, lets it settle, then scrapes
-// it n times back to back.
-func measure(ctx context.Context, dir string, c *cluster.Cluster, audit string, s subject, nodes, n int) (Result, error) {
+// it n times back to back, in turn with the floor server serving its
+// bytes when s.floor: its result, then the floor's.
+func measure(ctx context.Context, dir string, c *cluster.Cluster, audit string, s subject, nodes, n int) ([]Result, error) {
 	r := Result{Exporter: s.name, Nodes: nodes}
 	addr, err := cluster.FreeAddress()
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	url := "http://" + addr
 	begin := time.Now()
 	p, err := s.start(dir, c, addr)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	defer p.Stop()
 	if err := s.ready(ctx, p, url, nodes); err != nil {
-		return r, err
+		return nil, err
 	}
 	ready := time.Now()
 	r.ReadySeconds = ready.Sub(begin).Seconds()
 	time.Sleep(settle)
 	pid := p.Cmd.Process.Pid
 	if r.RSSMiB, r.AnonMiB, _, err = memory(pid); err != nil {
-		return r, err
+		return nil, err
 	}
 
 	text, err := scrape(ctx, http.DefaultClient, url+"/metrics", false)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	r.TextBytes = len(text)
 	for l := range strings.Lines(string(text)) {
@@ -244,40 +254,46 @@ func measure(ctx context.Context, dir string, c *cluster.Cluster, audit string, 
 			r.Series++
 		}
 	}
-	cpu0, err := cpuTime(pid)
-	if err != nil {
-		return r, err
-	}
-	from := time.Now()
-	latencies := make([]time.Duration, n)
-	for i := range latencies {
-		t0 := time.Now()
+	targets := []*target{{url: url, pid: pid}}
+	if s.floor {
 		body, err := scrape(ctx, http.DefaultClient, url+"/metrics", true)
 		if err != nil {
-			return r, err
+			return nil, err
 		}
-		latencies[i] = time.Since(t0)
-		r.GzipBytes = len(body)
+		floor, floorURL, err := startFloor(dir, body)
+		if err != nil {
+			return nil, err
+		}
+		defer floor.Stop()
+		targets = append(targets, &target{url: floorURL, pid: floor.Cmd.Process.Pid})
+	}
+	from := time.Now()
+	if err := scrapeRounds(ctx, targets, n); err != nil {
+		return nil, err
 	}
 	to := time.Now()
-	cpu1, err := cpuTime(pid)
-	if err != nil {
-		return r, err
-	}
+	load := loadAverage()
 	if _, _, r.PeakRSSMiB, err = memory(pid); err != nil {
-		return r, err
+		return nil, err
 	}
-	sorted := sortedCopy(latencies)
-	r.ScrapeP50Ms, r.ScrapeP99Ms = percentile(sorted, 0.5), percentile(sorted, 0.99)
-	r.CPUPerScrapeMs = float64(cpu1-cpu0) / float64(time.Millisecond) / float64(n)
+	targets[0].record(&r)
+	r.LoadAverage = load
 
 	// The audit log is written before each response: every request
 	// received until now is in it.
 	if r.StartupRequests, err = requests(audit, s.agent, begin, ready); err != nil {
-		return r, err
+		return nil, err
 	}
-	r.ScrapeRequests, err = requests(audit, s.agent, from, to)
-	return r, err
+	if r.ScrapeRequests, err = requests(audit, s.agent, from, to); err != nil {
+		return nil, err
+	}
+	rs := []Result{r}
+	if s.floor {
+		f := Result{Exporter: Floor, Nodes: nodes, LoadAverage: load}
+		targets[1].record(&f)
+		rs = append(rs, f)
+	}
+	return rs, nil
 }
 
 // startCluster starts etcd and a kube-apiserver in dir, stopped when the

@@ -96,7 +96,8 @@ func TestEventStorm(t *testing.T) {
 	}
 	t.Logf("%d events created in %s", n, time.Since(begin).Round(time.Second))
 
-	bins := map[string]string{Ours: buildExporter(t, dir)}
+	bin, _ := buildStripped(t, dir)
+	bins := map[string]string{Ours: bin}
 	if b := os.Getenv("STORM_BASELINE"); b != "" {
 		bins["baseline"] = b
 	}

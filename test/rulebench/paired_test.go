@@ -1,0 +1,224 @@
+//go:build rulebench
+
+package rulebench
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A paired run evaluates the rules of a base commit (RULEBENCH_BASE) beside
+// the working tree's in the same Prometheus, on the same series, at the
+// same interval: what loads the machine loads both, and each evaluation
+// of the tree's groups has one of the base's in the same 15 s to compare
+// with. The base's copy is renamed so that neither reads the other's
+// results: its groups are base/<group>, its recording rules record
+// <name>:base, its alerts are Base<alert>, and its selectors of those
+// names, and of ALERTS' alertname, follow.
+
+// baseRules writes the rule files of commit ref, renamed, into dir and
+// returns their paths.
+func baseRules(t *testing.T, ref, dir string) []string {
+	t.Helper()
+	list, err := exec.Command("git", "-C", repoRoot, "ls-tree", "--name-only", ref, "alerts/").Output()
+	if err != nil {
+		t.Fatalf("RULEBENCH_BASE=%s: git ls-tree: %v (a commit of this repository: make bench-rules BASE=main)", ref, err)
+	}
+	var out []string
+	for _, path := range strings.Fields(string(list)) {
+		if !strings.HasSuffix(path, "rules.yaml") {
+			continue
+		}
+		b, err := exec.Command("git", "-C", repoRoot, "show", ref+":"+path).Output()
+		if err != nil {
+			t.Fatalf("git show %s:%s: %v", ref, path, err)
+		}
+		renamed, err := renameRules(b)
+		if err != nil {
+			t.Fatalf("%s:%s: %v", ref, path, err)
+		}
+		file := filepath.Join(dir, "base-"+filepath.Base(path))
+		if err := os.WriteFile(file, renamed, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, file)
+	}
+	if len(out) == 0 {
+		t.Fatalf("RULEBENCH_BASE=%s has no alerts/*rules.yaml", ref)
+	}
+	return out
+}
+
+// set is a rule set's groups' evaluations, in order.
+type set map[string][]evaluation
+
+// evaluation is one evaluation of a group: its time, and each rule's with
+// its pending and firing alerts.
+type evaluation struct {
+	total time.Duration
+	rules []ruleEvaluation
+}
+
+type ruleEvaluation struct {
+	name   string
+	d      time.Duration
+	alerts int
+}
+
+// cycles is how many evaluations every group of s has.
+func (s set) cycles() int {
+	n := -1
+	for _, evals := range s {
+		if n < 0 || len(evals) < n {
+			n = len(evals)
+		}
+	}
+	return max(n, 0)
+}
+
+// quiet is the time of the rules without pending or firing alerts in
+// every group's k-th evaluation, and total every group's.
+func (s set) cycle(k int) (quiet, total time.Duration) {
+	for _, evals := range s {
+		e := evals[k]
+		total += e.total
+		for _, r := range e.rules {
+			if r.alerts == 0 {
+				quiet += r.d
+			}
+		}
+	}
+	return quiet, total
+}
+
+// pairedReport compares the tree's evaluations with the base's, cycle by
+// cycle: the median of the ratios, with the quartiles and the extremes.
+func pairedReport(nodes int, tree, base set) string {
+	var quiet, total []float64
+	var treeQuiet, baseQuiet []time.Duration
+	for k := range min(tree.cycles(), base.cycles()) {
+		tq, tt := tree.cycle(k)
+		bq, bt := base.cycle(k)
+		quiet, total = append(quiet, float64(tq)/float64(bq)), append(total, float64(tt)/float64(bt))
+		treeQuiet, baseQuiet = append(treeQuiet, tq), append(baseQuiet, bq)
+	}
+	if len(quiet) == 0 {
+		return fmt.Sprintf("| %d | no evaluation of both sets | | | | |\n", nodes)
+	}
+	return fmt.Sprintf("| %d | %d | %s | %s | %s | %s |\n", nodes, len(quiet), ms(median(treeQuiet)), ms(median(baseQuiet)), spread(quiet), spread(total))
+}
+
+// spread is the median of ratios, then the quartiles and the extremes.
+func spread(v []float64) string {
+	s := slices.Sorted(slices.Values(v))
+	q := func(p float64) float64 { return s[int(p*float64(len(s)-1)+0.5)] }
+	return fmt.Sprintf("%.3f (%.3f to %.3f; %.3f to %.3f)", q(0.5), q(0.25), q(0.75), s[0], s[len(s)-1])
+}
+
+// pairedHeader heads pairedReport's rows.
+const pairedHeader = "| nodes | cycles | tree: rules without alerts | base: rules without alerts | ratio tree / base, rules without alerts: median (quartiles; extremes) | ratio, all groups |\n|---|---|---|---|---|---|\n"
+
+// rulesAPI is what /api/v1/rules says of the groups.
+type rulesAPI struct {
+	Data struct {
+		Groups []struct {
+			Name           string  `json:"name"`
+			EvaluationTime float64 `json:"evaluationTime"`
+			LastEvaluation string  `json:"lastEvaluation"`
+			Rules          []struct {
+				Name           string     `json:"name"`
+				EvaluationTime float64    `json:"evaluationTime"`
+				Alerts         []struct{} `json:"alerts"`
+			} `json:"rules"`
+		} `json:"groups"`
+	} `json:"data"`
+}
+
+// collect polls the rules API until every group has been evaluated n
+// times since, and returns the evaluations of the tree's groups and of
+// the base's, by group name without the prefix.
+func collect(t *testing.T, base string, n int) (tree, baseSet set) {
+	t.Helper()
+	tree, baseSet = set{}, set{}
+	last := map[string]string{}
+	for {
+		var rs rulesAPI
+		get(t, base+"/api/v1/rules", &rs)
+		done := true
+		for _, g := range rs.Data.Groups {
+			into, name := tree, g.Name
+			if after, ok := strings.CutPrefix(g.Name, basePrefix); ok {
+				into, name = baseSet, after
+			}
+			if g.LastEvaluation != last[g.Name] {
+				last[g.Name] = g.LastEvaluation
+				e := evaluation{total: seconds(g.EvaluationTime)}
+				for _, r := range g.Rules {
+					e.rules = append(e.rules, ruleEvaluation{name: r.Name, d: seconds(r.EvaluationTime), alerts: len(r.Alerts)})
+				}
+				into[name] = append(into[name], e)
+			}
+			done = done && len(into[name]) >= n
+		}
+		if done {
+			return tree, baseSet
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// named is a rule or a query and its time.
+type named struct {
+	name string
+	d    time.Duration
+}
+
+// summarize is the tree's evaluations as the report gives them: every
+// group's median, the slowest rules' (with their alerts), and the rules
+// without alerts together.
+func summarize(t *testing.T, nodes int, tree set) result {
+	var res result
+	var slowest named
+	ruleTimes := map[string][]time.Duration{}
+	active := map[string]int{}
+	for group, evals := range tree {
+		ts := make([]time.Duration, len(evals))
+		for i, e := range evals {
+			ts[i] = e.total
+			for _, r := range e.rules {
+				ruleTimes[group+"/"+r.name] = append(ruleTimes[group+"/"+r.name], r.d)
+				active[group+"/"+r.name] = r.alerts
+			}
+		}
+		m := median(ts)
+		res.total += m
+		if m > slowest.d {
+			slowest = named{group, m}
+		}
+	}
+	res.slowestGroup = slowest.name + " " + ms(slowest.d)
+	var rs []named
+	for name, ts := range ruleTimes {
+		rs = append(rs, named{name, median(ts)})
+	}
+	slices.SortFunc(rs, func(a, b named) int { return int(b.d - a.d) })
+	for i, r := range rs {
+		name := r.name + " " + ms(r.d)
+		if n := active[r.name]; n > 0 {
+			name += fmt.Sprintf(" (%d alerts)", n)
+		} else {
+			res.quiet += r.d
+		}
+		if i < 3 {
+			res.slowestRules = append(res.slowestRules, name)
+		}
+		t.Logf("%d nodes: rule %s", nodes, name)
+	}
+	return res
+}
