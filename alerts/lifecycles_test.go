@@ -128,10 +128,12 @@ type replayed struct{ series, values string }
 
 // replayOf scrapes each stage once (the exporter serves the same text for
 // as long as the objects do not change) and lays the scrapes out minute by
-// minute: what Prometheus stores from two replicas, up included.
+// minute: what Prometheus stores from two replicas, up included, of the
+// series the rules and review read.
 func replayOf(t *testing.T, l *lifecycle.Lifecycle, states []lifecycle.State) *gaps.Replay {
 	t.Helper()
 	rp := &gaps.Replay{Start: l.Start}
+	_, history := readNames(t)
 	generation := 0
 	for _, st := range states {
 		if st.Exporter == lifecycle.ExporterRescheduled {
@@ -144,7 +146,7 @@ func replayOf(t *testing.T, l *lifecycle.Lifecycle, states []lifecycle.State) *g
 				round[formatSeries("up", target)] = 0
 			}
 		} else {
-			for _, s := range scrapeTargets(t, sourcetest.FromUnstructured(t, st.Objects), targets) {
+			for _, s := range read(scrapeTargets(t, sourcetest.FromUnstructured(t, st.Objects), targets), history) {
 				round[s.series] = s.value
 			}
 		}

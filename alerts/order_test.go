@@ -105,6 +105,7 @@ type promtoolFile struct {
 	GroupEvalOrder []string `yaml:"group_eval_order"`
 	Tests          []struct {
 		AlertRuleTest []struct {
+			EvalTime  string `yaml:"eval_time"`
 			Alertname string `yaml:"alertname"`
 			ExpAlerts []any  `yaml:"exp_alerts"`
 		} `yaml:"alert_rule_test"`

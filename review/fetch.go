@@ -219,14 +219,33 @@ func Fetch(ctx context.Context, q Querier, w Window, f Filter) (Series, []string
 
 // queryRange runs the query tmpl with matchers over r.
 func queryRange(ctx context.Context, q Querier, tmpl, matchers string, r v1.Range) (model.Matrix, v1.Warnings, error) {
-	query := fmt.Sprintf(tmpl, matchers)
-	query = strings.ReplaceAll(query, "{}", "")
-	query = strings.ReplaceAll(query, ", }", "}")
+	query := expand(tmpl, matchers)
 	m, ws, err := q.QueryRange(ctx, query, r)
 	if err != nil {
 		return nil, ws, explain(err, query)
 	}
 	return m, ws, nil
+}
+
+// expand is the query tmpl with the filter's matchers.
+func expand(tmpl, matchers string) string {
+	query := fmt.Sprintf(tmpl, matchers)
+	query = strings.ReplaceAll(query, "{}", "")
+	return strings.ReplaceAll(query, ", }", "}")
+}
+
+// Queries are the queries a review runs, its fallbacks included, without
+// a filter: what a history must hold for a review to read it (the
+// promtool lifecycle tests the e2e suite reviews hold these series).
+func Queries() []string {
+	var out []string
+	for _, set := range []map[string]string{queries, fallbacks} {
+		for _, tmpl := range set {
+			out = append(out, expand(tmpl, ""))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // explain turns a query's error into one sentence with the fix. Only a

@@ -226,6 +226,20 @@ func TestFetchFilters(t *testing.T) {
 	}
 }
 
+// TestQueriesAreWhatFetchRuns: Queries, which says what the lifecycle
+// histories must hold, is what Fetch runs unfiltered (on a window with
+// no data, its fallbacks too).
+func TestQueriesAreWhatFetchRuns(t *testing.T) {
+	var r recorder
+	if _, _, err := Fetch(context.Background(), &r, window, Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	ran := slices.Compact(slices.Sorted(slices.Values(r.queries)))
+	if want := Queries(); !slices.Equal(ran, want) {
+		t.Errorf("Fetch runs %q, Queries says %q", ran, want)
+	}
+}
+
 // TestFetchExplains: what a querier refuses, through the real client.
 func TestFetchExplains(t *testing.T) {
 	for code, want := range map[int]string{
