@@ -451,22 +451,6 @@ func TestAcceptsGzip(t *testing.T) {
 	}
 }
 
-// TestMetricsFailUntilReady: a scrape of an exporter that has not read
-// every watched resource yet fails, rather than serve a partial view that
-// reads as every problem fixed; once ready, it serves.
-func TestMetricsFailUntilReady(t *testing.T) {
-	for _, ready := range []bool{false, true} {
-		h := metricsHandler(Config{Registry: prometheus.NewRegistry(), Rendered: text(rendered), Logger: slog.New(slog.DiscardHandler),
-			Readiness: fakeReadiness{ready: ready}})
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-		want := map[bool]int{false: http.StatusServiceUnavailable, true: http.StatusOK}[ready]
-		if rec.Code != want || ready != strings.Contains(rec.Body.String(), rendered) {
-			t.Errorf("ready %v: %d %q, want %d", ready, rec.Code, rec.Body.String(), want)
-		}
-	}
-}
-
 // TestRegistryGatheredWhenItsGenerationMoves: a counter of the registry
 // is served as of the last gather until the generation moves; then the
 // next scrape, gzip or not, has it.

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ocl-exporter/ocl_exporter/source"
 )
@@ -59,5 +62,21 @@ func TestReadyzNamesResourcesOnly(t *testing.T) {
 	readyz(fakeReadiness{ready: true, status: r.status[:1]})(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
 	if rec.Code != http.StatusOK || rec.Body.String() != "ok\n" {
 		t.Errorf("ready: %d %q", rec.Code, rec.Body.String())
+	}
+}
+
+// TestMetricsFailUntilReady: a scrape of an exporter that has not read
+// every watched resource yet fails, rather than serve a partial view that
+// reads as every problem fixed; once ready, it serves.
+func TestMetricsFailUntilReady(t *testing.T) {
+	for _, ready := range []bool{false, true} {
+		h := metricsHandler(Config{Registry: prometheus.NewRegistry(), Rendered: text(rendered), Logger: slog.New(slog.DiscardHandler),
+			Readiness: fakeReadiness{ready: ready}})
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		want := map[bool]int{false: http.StatusServiceUnavailable, true: http.StatusOK}[ready]
+		if rec.Code != want || ready != strings.Contains(rec.Body.String(), rendered) {
+			t.Errorf("ready %v: %d %q, want %d", ready, rec.Code, rec.Body.String(), want)
+		}
 	}
 }

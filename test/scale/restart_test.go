@@ -50,7 +50,7 @@ func TestRestart(t *testing.T) {
 		if err := createAll(t.Context(), k, objs); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%d nodes (%d objects), load average before: %s", nodes, len(objs), loadAverage())
+		t.Logf("%d nodes (%d objects), load average before: %s", nodes, len(objs), loadAverages())
 		var rs []restart
 		p, want, err := startUntilComplete(t.Context(), dir, c, bin, nodes)
 		if err != nil {
@@ -73,7 +73,7 @@ func TestRestart(t *testing.T) {
 		t.Logf("%d nodes, %d restarts, min / median / max: stop %s, ready %s, first complete scrape %s; load average after: %s",
 			nodes, rounds, spread(rs, func(r restart) time.Duration { return r.stop }),
 			spread(rs, func(r restart) time.Duration { return r.ready }),
-			spread(rs, func(r restart) time.Duration { return r.complete }), loadAverage())
+			spread(rs, func(r restart) time.Duration { return r.complete }), loadAverages())
 	}
 }
 
@@ -216,8 +216,8 @@ func spread(rs []restart, what func(restart) time.Duration) string {
 
 func ms(d time.Duration) string { return d.Round(10 * time.Millisecond).String() }
 
-// loadAverage is /proc/loadavg's 1, 5 and 15 minute averages.
-func loadAverage() string {
+// loadAverages is /proc/loadavg's 1, 5 and 15 minute averages.
+func loadAverages() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return "unknown"
