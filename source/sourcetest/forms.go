@@ -308,6 +308,33 @@ func MacOSExtracted(dir string) error {
 // archive_write_pax_header), directories included, and Finder's
 // .DS_Store files. Times are fixed, so the archive is the same every run.
 func WriteMacOSArchive(dir, out string) error {
+	return writeTarGz(out, func(tw *tar.Writer) error {
+		mtime := time.Date(2025, 10, 17, 13, 4, 0, 0, time.UTC)
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(filepath.Dir(dir), p)
+			name := filepath.ToSlash(rel)
+			if d.IsDir() {
+				name += "/"
+			}
+			return writeMacEntry(tw, name, p, d.IsDir(), mtime)
+		})
+		if err != nil {
+			return err
+		}
+		h := &tar.Header{Name: filepath.Base(dir) + "/.DS_Store", Mode: 0o644, Size: int64(len(dsStore)), ModTime: mtime, Typeflag: tar.TypeReg, Format: tar.FormatPAX, Uname: "support", Gname: "staff", Uid: 501, Gid: 20}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		_, err = tw.Write(dsStore)
+		return err
+	})
+}
+
+// writeTarGz writes out as a gzipped tar of what write puts in it.
+func writeTarGz(out string, write func(*tar.Writer) error) error {
 	f, err := os.Create(out)
 	if err != nil {
 		return err
@@ -315,27 +342,7 @@ func WriteMacOSArchive(dir, out string) error {
 	defer f.Close()
 	zw := gzip.NewWriter(f)
 	tw := tar.NewWriter(zw)
-	mtime := time.Date(2025, 10, 17, 13, 4, 0, 0, time.UTC)
-	base := filepath.Base(dir)
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(filepath.Dir(dir), p)
-		name := filepath.ToSlash(rel)
-		if d.IsDir() {
-			name += "/"
-		}
-		return writeMacEntry(tw, name, p, d.IsDir(), mtime)
-	})
-	if err != nil {
-		return err
-	}
-	h := &tar.Header{Name: base + "/.DS_Store", Mode: 0o644, Size: int64(len(dsStore)), ModTime: mtime, Typeflag: tar.TypeReg, Format: tar.FormatPAX, Uname: "support", Gname: "staff", Uid: 501, Gid: 20}
-	if err := tw.WriteHeader(h); err != nil {
-		return err
-	}
-	if _, err := tw.Write(dsStore); err != nil {
+	if err := write(tw); err != nil {
 		return err
 	}
 	if err := tw.Close(); err != nil {
@@ -388,36 +395,21 @@ func writeMacEntry(tw *tar.Writer, name, p string, dir bool, mtime time.Time) er
 // WriteTarGz archives the tree at dir into out as `tar czf out -C
 // <parent> <dir's name>` does with GNU tar.
 func WriteTarGz(dir, out string) error {
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	zw := gzip.NewWriter(f)
-	tw := tar.NewWriter(zw)
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	return writeTarGz(out, func(tw *tar.Writer) error {
+		return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(filepath.Dir(dir), p)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
+				return err
+			}
+			_, err = tw.Write(b)
 			return err
-		}
-		rel, _ := filepath.Rel(filepath.Dir(dir), p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
-			return err
-		}
-		_, err = tw.Write(b)
-		return err
+		})
 	})
-	if err != nil {
-		return err
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	return f.Close()
 }
