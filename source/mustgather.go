@@ -191,11 +191,11 @@ func (r release) atLeast(major, minor int) bool {
 // release gathers, one file per object (Resource.GatheredFrom).
 // Namespaced resources are known by the <Kind>List files inspect writes
 // for each namespace, empty ones included.
-func gatheredIn(r release) []string {
-	var out []string
+func gatheredIn(r release) []Resource {
+	var out []Resource
 	for _, res := range Resources() {
 		if res.GatheredFrom != 0 && r.atLeast(4, res.GatheredFrom) {
-			out = append(out, res.Name)
+			out = append(out, res)
 		}
 	}
 	return out
@@ -206,11 +206,7 @@ func gatheredIn(r release) []string {
 // must-gather was altered since (coverage.notCaptured).
 func (c *coverage) gatheredBy(r release) {
 	c.release = r.String()
-	for _, name := range gatheredIn(r) {
-		for _, res := range Resources() {
-			if res.Name == name {
-				c.gathered[scope{schema.GroupKind{Group: res.GVR.Group, Kind: res.Kind}, ""}] = true
-			}
-		}
+	for _, res := range gatheredIn(r) {
+		c.gathered[scope{schema.GroupKind{Group: res.GVR.Group, Kind: res.Kind}, ""}] = true
 	}
 }
