@@ -80,9 +80,10 @@ test-perses:
 ## fuzz: run each fuzz target for FUZZTIME (go test runs only their seeds):
 ## the label bound, the error classifier, the snapshot listing (tar
 ## archives of every header type, directories of links) and the snapshot
-## loader. None links client-go, whose instrumented build takes 18 minutes
-## cold here (source/snapshot's TestNeedsNoClientGo keeps the loader's
-## package without it). Each input that finds new code is minimized for
+## loader. None links client-go (source/snapshot's TestNeedsNoClientGo
+## keeps the loader's package without it); the loader's instrumented build
+## (apimachinery and the generated API types) is the longest, 283 s with an
+## empty build cache. Each input that finds new code is minimized for
 ## FUZZMINIMIZETIME at most: go's 60s default would spend a short run on
 ## the first one.
 FUZZTIME         ?= 10s

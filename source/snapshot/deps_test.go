@@ -8,10 +8,10 @@ import (
 )
 
 // TestNeedsNoClientGo: the offline side reads and writes files, and feeds
-// the informers through package source; it needs none of client-go, whose
-// instrumented build takes make fuzz 18 minutes cold. Its tests may link
-// the jsonpath package oc's printer uses (the README recipe's test), which
-// needs the standard library only.
+// the informers through package source; it needs none of client-go, and
+// its test binary builds in about half the time of source's from an empty
+// cache. Its tests may link the jsonpath package oc's printer uses (the
+// README recipe's test), which needs the standard library only.
 func TestNeedsNoClientGo(t *testing.T) {
 	for _, test := range []bool{false, true} {
 		out, err := exec.Command("go", "list", "-test="+strconv.FormatBool(test), "-deps", "-f", "{{.ImportPath}}", ".").Output()
