@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ocl-exporter/ocl_exporter/classify"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -99,7 +99,7 @@ func loadRealCorpus(t *testing.T) []realCase {
 	return cases
 }
 
-const mcoNS = source.DefaultNamespace
+const mcoNS = snapshot.DefaultNamespace
 
 // caseName names the objects of case i.
 func caseName(i int) string { return fmt.Sprintf("case-%03d", i) }

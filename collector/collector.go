@@ -13,13 +13,13 @@ import (
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/collector/labelvalue"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // Source is what the collectors read: the cluster view and how fresh it is.
 type Source interface {
 	Cluster(now time.Time) *analysis.Cluster
-	Status() []source.ResourceStatus
+	Status() []snapshot.ResourceStatus
 }
 
 // Options tune what is exported.

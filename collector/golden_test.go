@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -27,11 +27,11 @@ const scenarios = "../testdata/scenarios"
 // view is a fixed Source for tests.
 type view struct {
 	cluster *analysis.Cluster
-	status  []source.ResourceStatus
+	status  []snapshot.ResourceStatus
 }
 
 func (v view) Cluster(time.Time) *analysis.Cluster { return v.cluster }
-func (v view) Status() []source.ResourceStatus     { return v.status }
+func (v view) Status() []snapshot.ResourceStatus   { return v.status }
 
 // scenarioView runs the offline source on a scenario directory.
 func scenarioView(t *testing.T, dir string) view {
@@ -135,8 +135,8 @@ func testStage(t *testing.T, dir string, newStage func() stage, scenarioNames ..
 }
 
 func TestExporterStageReportsEachResource(t *testing.T) {
-	v := view{cluster: &analysis.Cluster{}, status: []source.ResourceStatus{
-		{Resource: "machineosbuilds.machineconfiguration.openshift.io", Seen: true, Problem: source.ProblemNotServed},
+	v := view{cluster: &analysis.Cluster{}, status: []snapshot.ResourceStatus{
+		{Resource: "machineosbuilds.machineconfiguration.openshift.io", Seen: true, Problem: snapshot.ProblemNotServed},
 		{Resource: "secrets", Seen: true, Available: true, Synced: true},
 	}}
 	assertGolden(t, stageCollector{newExporterStage(v), v}, "exporter.prom")

@@ -21,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // changing is a view whose availability flips when told to, with a
@@ -34,8 +34,8 @@ type changing struct {
 
 func (c *changing) Generation() uint64 { return c.gen.Load() }
 func (c *changing) Ready() bool        { return true }
-func (c *changing) Status() []source.ResourceStatus {
-	return []source.ResourceStatus{{Resource: "nodes", Seen: true, Available: c.available.Load()}}
+func (c *changing) Status() []snapshot.ResourceStatus {
+	return []snapshot.ResourceStatus{{Resource: "nodes", Seen: true, Available: c.available.Load()}}
 }
 
 // TestRendererFollowsGeneration runs in a synctest bubble: the renderer's

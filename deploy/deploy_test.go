@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,8 +18,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-
-	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 const (
@@ -199,7 +198,7 @@ func (b *bundle) permissions(t *testing.T, kind, ns, name string) []string {
 // name; plus the two reviews --auth.kubernetes makes.
 func exporterPermissions(t *testing.T) []string {
 	var want []string
-	for _, r := range source.Resources() {
+	for _, r := range snapshot.Resources() {
 		rbacName, _, _ := strings.Cut(r.Name, "@")
 		resource, group, _ := strings.Cut(rbacName, ".")
 		if resource != r.GVR.Resource || group != r.GVR.Group {
@@ -207,7 +206,7 @@ func exporterPermissions(t *testing.T) []string {
 		}
 		scope := "*"
 		if r.Namespaced {
-			scope = cmp.Or(r.Namespace, source.DefaultNamespace)
+			scope = cmp.Or(r.Namespace, snapshot.DefaultNamespace)
 		}
 		name := "*"
 		if n, ok := strings.CutPrefix(r.FieldSelector, "metadata.name="); ok {
@@ -253,7 +252,7 @@ func checkExporterRBAC(t *testing.T, b *bundle) {
 	}
 	got := b.permissions(t, "ServiceAccount", namespace, exporterSA)
 	if d := diff(got, exporterPermissions(t)); d != "" {
-		t.Errorf("the exporter's RBAC differs from what source.Resources() needs:%s", d)
+		t.Errorf("the exporter's RBAC differs from what snapshot.Resources() needs:%s", d)
 	}
 }
 

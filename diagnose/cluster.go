@@ -8,20 +8,20 @@ import (
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/classify"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // human reports whether a person read the cluster (Options.Identity).
 func (b *reportBuilder) human() bool { return isPerson(b.o.Identity) }
 
 // clusterChecks are the checks every pool depends on.
-func (b *reportBuilder) clusterChecks(status []source.ResourceStatus) []Check {
+func (b *reportBuilder) clusterChecks(status []snapshot.ResourceStatus) []Check {
 	access := check(CheckExporterAccess)
 	for _, st := range status {
 		switch {
-		case st.Problem == source.ProblemNotCaptured:
+		case st.Problem == snapshot.ProblemNotCaptured:
 			access.notCaptured(Finding{Object: Object{Kind: "Resource", Name: st.Resource}, Message: st.Reason})
-		case st.Problem == source.ProblemForbidden && b.human():
+		case st.Problem == snapshot.ProblemForbidden && b.human():
 			// A person's role, not the exporter's: what it hides is
 			// unknown, never missing.
 			access.notCaptured(Finding{
@@ -54,10 +54,10 @@ func (b *reportBuilder) clusterChecks(status []source.ResourceStatus) []Check {
 		builder.notCaptured(Finding{Object: Object{Kind: "Resource", Name: resourceMachineOSConfigs},
 			Message: "the snapshot holds no MachineOSConfig at all and no pool shows signs of image mode: whether the machine-os-builder should run is unknown"})
 	case needed && b.machineOSBuilder.Unknown:
-		builder.notCaptured(notCapturedFinding(Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}))
+		builder.notCaptured(notCapturedFinding(Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: snapshot.BuilderDeploymentName}))
 	case needed && !b.machineOSBuilder.Ready:
 		f := Finding{
-			Object: Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}, Field: "status.readyReplicas",
+			Object: Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: snapshot.BuilderDeploymentName}, Field: "status.readyReplicas",
 			Message: expected + ", but the machine-os-builder has no ready pod",
 			Class:   classify.BuilderUnavailable,
 			Runbook: b.runbook(alertBuilderNotReady), Commands: builderCommands(b.c.Namespace),
@@ -83,7 +83,7 @@ func (b *reportBuilder) operatorCheck() Check {
 			Message: "the snapshot holds no ClusterOperator: whether machine-config is Degraded by layering is unknown"})
 	case op != nil && op.Degraded && (op.Reason == reasonBuilderFailed || op.Class != classify.Unknown):
 		operator.fail(Finding{
-			Object: Object{Kind: "ClusterOperator", Name: source.ClusterOperatorName}, Field: "status.conditions[type=Degraded]",
+			Object: Object{Kind: "ClusterOperator", Name: snapshot.ClusterOperatorName}, Field: "status.conditions[type=Degraded]",
 			Message: fmt.Sprintf("Degraded=True with reason %s", op.Reason),
 			Class:   op.Class, Excerpt: op.Excerpt, Since: timePtr(op.Since),
 			Runbook: b.runbook(alertOperatorDegraded), Commands: operatorCommands(b.c.Namespace),
@@ -97,7 +97,7 @@ func (b *reportBuilder) operatorCheck() Check {
 // it is unknown.
 func (b *reportBuilder) builderImage() Check {
 	image := check(CheckBuilderImage)
-	deploy := Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: source.BuilderDeploymentName}
+	deploy := Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: snapshot.BuilderDeploymentName}
 	switch stale := b.machineOSBuilder.ImageStale; {
 	case stale == nil && b.machineOSBuilder.Ready:
 		image.notCaptured(Finding{Object: Object{Kind: "Deployment", Namespace: b.c.Namespace, Name: analysis.MachineConfigControllerName},

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -26,7 +27,7 @@ func snapshotReport(t *testing.T, p string) (*Report, *source.Source) {
 }
 
 // statusOf is the status of resource in s.
-func statusOf(t *testing.T, s *source.Source, resource string) source.ResourceStatus {
+func statusOf(t *testing.T, s *source.Source, resource string) snapshot.ResourceStatus {
 	t.Helper()
 	for _, st := range s.Status() {
 		if st.Resource == resource {
@@ -34,7 +35,7 @@ func statusOf(t *testing.T, s *source.Source, resource string) source.ResourceSt
 		}
 	}
 	t.Fatalf("no resource %s", resource)
-	return source.ResourceStatus{}
+	return snapshot.ResourceStatus{}
 }
 
 // TestMacOSForms: a must-gather archived on macOS (an AppleDouble "._"
@@ -67,7 +68,7 @@ func TestMacOSForms(t *testing.T) {
 func TestVolumeCutForm(t *testing.T) {
 	r, s := snapshotReport(t, committed+"4.19-volume-cut-seed004-build-failed")
 	for _, res := range []string{"secrets", resourceMachineOSBuilds, resourceMachineConfigNodes} {
-		if st := statusOf(t, s, res); st.Problem != source.ProblemNotCaptured || !strings.Contains(st.Reason, "volume limit") || !strings.Contains(st.Reason, "gather.logs") {
+		if st := statusOf(t, s, res); st.Problem != snapshot.ProblemNotCaptured || !strings.Contains(st.Reason, "volume limit") || !strings.Contains(st.Reason, "gather.logs") {
 			t.Errorf("%s: %+v, want not captured for the volume limit, naming gather.logs", res, st)
 		}
 	}
@@ -104,7 +105,7 @@ func TestVolumeCutFiles(t *testing.T) {
 			r, s := snapshotReport(t, dir)
 			var cut []string
 			for _, st := range s.Status() {
-				if st.Problem == source.ProblemNotCaptured {
+				if st.Problem == snapshot.ProblemNotCaptured {
 					cut = append(cut, st.Resource)
 					if !strings.Contains(st.Reason, filepath.Base(c.File)) {
 						t.Errorf("%s: %s, want the cut file named", st.Resource, st.Reason)
@@ -136,7 +137,7 @@ func TestCleanedForm(t *testing.T) {
 		t.Run(strings.Join(append([]string{"without"}, c.drop...), " "), func(t *testing.T) {
 			dir := sourcetest.Without(t, committed+"4.19-cleaned-seed003-prebuilt-seeded", c.drop...)
 			r, s := snapshotReport(t, dir)
-			if st := statusOf(t, s, "machineconfigs.machineconfiguration.openshift.io"); st.Problem != source.ProblemNotCaptured || !strings.Contains(st.Reason, c.why) {
+			if st := statusOf(t, s, "machineconfigs.machineconfiguration.openshift.io"); st.Problem != snapshot.ProblemNotCaptured || !strings.Contains(st.Reason, c.why) {
 				t.Errorf("MachineConfigs: %+v, want not captured, saying %q", st, c.why)
 			}
 			if out := jsonOf(t, r); strings.Contains(out, "does not exist") || r.Verdict != Unknown || r.Verdict.ExitCode() != 2 {

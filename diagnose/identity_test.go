@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -19,7 +19,7 @@ func TestForbiddenNamesWhoReads(t *testing.T) {
 	status := s.Status()
 	for i := range status {
 		if status[i].Resource == "secrets" {
-			status[i].Available, status[i].Problem, status[i].Reason = false, source.ProblemForbidden, "forbidden: the exporter may not list and watch secrets"
+			status[i].Available, status[i].Problem, status[i].Reason = false, snapshot.ProblemForbidden, "forbidden: the exporter may not list and watch secrets"
 		}
 	}
 	for _, c := range []struct {

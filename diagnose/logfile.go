@@ -8,7 +8,7 @@ import (
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/classify"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // nameLogFiles names, on each finding whose cause was read from a
@@ -49,7 +49,7 @@ type logFile struct{ file, message string }
 func logFiles(pods []*corev1.Pod) []logFile {
 	var out []logFile
 	for _, p := range pods {
-		container, file, ok := strings.Cut(p.Annotations[source.AnnotationLogFile], "=")
+		container, file, ok := strings.Cut(p.Annotations[snapshot.AnnotationLogFile], "=")
 		if !ok {
 			continue
 		}
@@ -73,7 +73,7 @@ func logFiles(pods []*corev1.Pod) []logFile {
 // without one.
 func (b *reportBuilder) builderLogCause(fd *Finding, mosc string) {
 	for _, p := range b.c.BuilderPods {
-		file, lines, ok := strings.Cut(p.Annotations[source.AnnotationBuilderErrors], "\n")
+		file, lines, ok := strings.Cut(p.Annotations[snapshot.AnnotationBuilderErrors], "\n")
 		if !ok {
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -55,7 +56,7 @@ func TestMustGatherAsFlat(t *testing.T) {
 			got, s := mustGatherReport(t, dir, sourcetest.MustGatherOptions{Release: 19})
 			lacks := lackedKinds(t, dir)
 			for _, st := range s.Status() {
-				if kind := kindOf(st.Resource); (st.Problem == source.ProblemNotCaptured) != slices.Contains(lacks, kind) {
+				if kind := kindOf(st.Resource); (st.Problem == snapshot.ProblemNotCaptured) != slices.Contains(lacks, kind) {
 					t.Errorf("%s: %+v; the scenario lacks %v", st.Resource, st, lacks)
 				}
 			}
@@ -99,7 +100,7 @@ func TestMustGatherOfOlderReleases(t *testing.T) {
 				lacks := lackedKinds(t, dir)
 				for _, st := range s.Status() {
 					kind := kindOf(st.Resource)
-					if read := rel.Gathers(kind) && !slices.Contains(lacks, kind); read == (st.Problem == source.ProblemNotCaptured) {
+					if read := rel.Gathers(kind) && !slices.Contains(lacks, kind); read == (st.Problem == snapshot.ProblemNotCaptured) {
 						t.Errorf("%s: %+v; the 4.%d must-gather gathers %s: %v; the scenario lacks %v", st.Resource, st, rel, kind, rel.Gathers(kind), lacks)
 					}
 				}
@@ -116,7 +117,7 @@ func TestMustGatherOfOlderReleases(t *testing.T) {
 }
 
 func kindOf(resource string) string {
-	for _, r := range source.Resources() {
+	for _, r := range snapshot.Resources() {
 		if r.Name == resource {
 			return r.Kind
 		}
@@ -129,10 +130,10 @@ func kindOf(resource string) string {
 // never says a Secret does not exist.
 func TestMustGatherWithoutTheMCONamespace(t *testing.T) {
 	r, s := mustGatherReport(t, "../testdata/scenarios/healthy-rollout-done", sourcetest.MustGatherOptions{
-		Release: 19, WithoutNamespaces: []string{source.DefaultNamespace},
+		Release: 19, WithoutNamespaces: []string{snapshot.DefaultNamespace},
 	})
 	for _, st := range s.Status() {
-		if (st.Resource == "secrets" || st.Resource == "pods" || st.Resource == "jobs.batch") && st.Problem != source.ProblemNotCaptured {
+		if (st.Resource == "secrets" || st.Resource == "pods" || st.Resource == "jobs.batch") && st.Problem != snapshot.ProblemNotCaptured {
 			t.Errorf("%s: %+v, want not captured", st.Resource, st)
 		}
 	}

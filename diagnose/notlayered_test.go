@@ -12,7 +12,7 @@ import (
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/classify"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -20,7 +20,7 @@ import (
 // node Degraded on a drain, without MachineOSConfigs unless keepMOSC.
 func exampleWithDegradedMaster(t *testing.T, keepMOSC bool) *Report {
 	t.Helper()
-	objs, err := source.Load(os.DirFS("../examples/snapshot"), ".", slog.New(slog.DiscardHandler))
+	objs, err := snapshot.Load(os.DirFS("../examples/snapshot"), ".", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -28,7 +29,7 @@ func assertNoClaimFromAbsence(t *testing.T, r, flat *Report, s *source.Source, r
 		}
 	}
 	for _, st := range s.Status() {
-		if kind := kindOf(st.Resource); !rel.Gathers(kind) && st.Problem != source.ProblemNotCaptured {
+		if kind := kindOf(st.Resource); !rel.Gathers(kind) && st.Problem != snapshot.ProblemNotCaptured {
 			t.Errorf("%s: %+v; the 4.%d must-gather does not gather %s", st.Resource, st, rel, kind)
 		}
 	}
@@ -62,7 +63,7 @@ func TestOlderMustGathersClaimNothingFromAbsence(t *testing.T) {
 			continue
 		}
 		for _, rel := range []sourcetest.Release{16, 17, 18} {
-			for _, without := range [][]string{nil, {source.DefaultNamespace}} {
+			for _, without := range [][]string{nil, {snapshot.DefaultNamespace}} {
 				t.Run(fmt.Sprintf("%s/4.%d/without %v", name, rel, without), func(t *testing.T) {
 					t.Parallel()
 					r, s := mustGatherReport(t, dir, sourcetest.MustGatherOptions{Release: rel, WithoutNamespaces: without})

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -18,7 +18,7 @@ func TestPublicReportHidesTheAPIError(t *testing.T) {
 	status := s.Status()
 	for i := range status {
 		if status[i].Resource == resourceMachineOSConfigs || i == len(status)-1 {
-			status[i].Available, status[i].Problem = false, source.ProblemUnreachable
+			status[i].Available, status[i].Problem = false, snapshot.ProblemUnreachable
 			status[i].Reason = "listing " + status[i].Resource + " cluster-wide failed: " + secret
 		}
 	}

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/ocl-exporter/ocl_exporter/alerts"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
-	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 // Options shape a report.
@@ -21,7 +21,7 @@ type Options struct {
 	// Pool narrows the report to one pool; "" reports every pool.
 	Pool string
 	// Public leaves the API's error text out of the report (see
-	// source.ResourceStatus.PublicReason): /status may be read by anyone
+	// snapshot.ResourceStatus.PublicReason): /status may be read by anyone
 	// who can reach it.
 	Public bool
 	// Limits are the waits and counts the alerts fire at; the zero value
@@ -39,7 +39,7 @@ const resourceMachineOSConfigs = "machineosconfigs.machineconfiguration.openshif
 
 // New diagnoses one view of the cluster. status is the source's view of
 // which resources it could read.
-func New(c *analysis.Cluster, status []source.ResourceStatus, o Options) *Report {
+func New(c *analysis.Cluster, status []snapshot.ResourceStatus, o Options) *Report {
 	b := newReportBuilder(c, o)
 	r := &Report{SchemaVersion: SchemaVersion, Time: c.Now.UTC(), Namespace: c.Namespace, Cluster: b.clusterChecks(status), Pools: []Pool{}}
 	pools := b.poolNames()
@@ -64,7 +64,7 @@ func New(c *analysis.Cluster, status []source.ResourceStatus, o Options) *Report
 }
 
 // reason is why a resource cannot be read, as much as o lets the report say.
-func reason(st source.ResourceStatus, o Options) string {
+func reason(st snapshot.ResourceStatus, o Options) string {
 	if o.Public {
 		return st.PublicReason()
 	}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // verdict decides the report. A failed check is a problem (exit 1)
@@ -14,11 +14,11 @@ import (
 // leave it unknown (exit 2), and so does a layered pool whose checks the
 // snapshot cannot all decide (its MachineOSConfig or its nodes'
 // MachineConfigNodes not captured): nothing says it is healthy.
-func verdict(r *Report, status []source.ResourceStatus, o Options, moscs int, pools []string) (Verdict, string) {
+func verdict(r *Report, status []snapshot.ResourceStatus, o Options, moscs int, pools []string) (Verdict, string) {
 	if o.Pool != "" && len(r.Pools) == 0 {
 		return Unknown, fmt.Sprintf("no MachineConfigPool or MachineOSConfig names pool %q; the pools are: %s", o.Pool, orNone(strings.Join(pools, ", ")))
 	}
-	var unread *source.ResourceStatus
+	var unread *snapshot.ResourceStatus
 	for i, st := range status {
 		if st.Resource == resourceMachineOSConfigs && !st.Available {
 			unread = &status[i]

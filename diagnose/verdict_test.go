@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -13,9 +13,9 @@ import (
 // cluster but a diagnosis that could not be made (exit 2), as the runbook's
 // first command run with a service account deploy/ does not grant shows.
 func TestReaderWithoutAccessCannotDiagnose(t *testing.T) {
-	var status []source.ResourceStatus
-	for _, r := range source.Resources() {
-		status = append(status, source.ResourceStatus{Resource: r.Name, Seen: true, Problem: source.ProblemForbidden,
+	var status []snapshot.ResourceStatus
+	for _, r := range snapshot.Resources() {
+		status = append(status, snapshot.ResourceStatus{Resource: r.Name, Seen: true, Problem: snapshot.ProblemForbidden,
 			Reason: "forbidden: the exporter may not list and watch " + r.Name})
 	}
 	r := New(&analysis.Cluster{Now: sourcetest.Now, Namespace: "openshift-machine-config-operator"}, status, Options{RunbookBase: testRunbookBase})

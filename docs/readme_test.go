@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // TestEveryMakeTargetIsDescribed: make help lists the targets that carry
@@ -155,7 +155,7 @@ func TestREADMEGoVersion(t *testing.T) {
 
 // TestREADMESampleErrorCountsTheResources: the README's sample error
 // line says "(N resources)" as the binary prints it, N every resource it
-// watches (source.Resources), so a new watch updates the sample.
+// watches (snapshot.Resources), so a new watch updates the sample.
 func TestREADMESampleErrorCountsTheResources(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -166,8 +166,8 @@ func TestREADMESampleErrorCountsTheResources(t *testing.T) {
 		t.Fatal("README.md has no sample error counting resources: drop this test with it")
 	}
 	for _, c := range counts {
-		if c[1] != strconv.Itoa(len(source.Resources())) {
-			t.Errorf("README.md's sample says %s resources; the binary watches %d", c[1], len(source.Resources()))
+		if c[1] != strconv.Itoa(len(snapshot.Resources())) {
+			t.Errorf("README.md's sample says %s resources; the binary watches %d", c[1], len(snapshot.Resources()))
 		}
 	}
 }

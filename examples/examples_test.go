@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	configv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -26,8 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
-
-	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 const mcoNamespace = "openshift-machine-config-operator"
@@ -135,7 +134,7 @@ func load(t *testing.T, root string) []object {
 				t.Errorf("%s: %v", where, err)
 				continue
 			}
-			if tm.APIVersion == source.CaptureRecordAPIVersion {
+			if tm.APIVersion == snapshot.CaptureRecordAPIVersion {
 				continue // the snapshot's capture time, not a cluster object
 			}
 			if tm.Kind != "List" {

@@ -7,30 +7,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 type fakeReadiness struct {
 	ready   bool
-	status  []source.ResourceStatus
+	status  []snapshot.ResourceStatus
 	failure string
 }
 
-func (f fakeReadiness) Ready() bool                     { return f.ready }
-func (f fakeReadiness) Status() []source.ResourceStatus { return f.status }
-func (f fakeReadiness) RenderFailure() string           { return f.failure }
+func (f fakeReadiness) Ready() bool                       { return f.ready }
+func (f fakeReadiness) Status() []snapshot.ResourceStatus { return f.status }
+func (f fakeReadiness) RenderFailure() string             { return f.failure }
 
 // TestReadyzNamesResourcesOnly: /readyz is public, so it names what is
 // not ready but never echoes error text such as the API server's address.
 func TestReadyzNamesResourcesOnly(t *testing.T) {
 	const secret = "https://api.internal.example:6443/apis/machineconfiguration.openshift.io/v1/machineosbuilds"
 	r := fakeReadiness{
-		status: []source.ResourceStatus{
+		status: []snapshot.ResourceStatus{
 			{Resource: "nodes", Seen: true, Synced: true, Available: true},
-			{Resource: "machineosbuilds", Seen: true, Problem: source.ProblemUnreachable, Reason: "listing machineosbuilds failed: Get " + secret + ": dial tcp 10.0.0.1:6443: connect: connection refused"},
-			{Resource: "machineosconfigs", Seen: true, Problem: source.ProblemForbidden, Reason: "forbidden: " + secret},
+			{Resource: "machineosbuilds", Seen: true, Problem: snapshot.ProblemUnreachable, Reason: "listing machineosbuilds failed: Get " + secret + ": dial tcp 10.0.0.1:6443: connect: connection refused"},
+			{Resource: "machineosconfigs", Seen: true, Problem: snapshot.ProblemForbidden, Reason: "forbidden: " + secret},
 			{Resource: "jobs", Seen: true, Synced: true, Reason: "watch failed: " + secret},
 			{Resource: "pods"},
 		},

@@ -15,17 +15,16 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
-
-	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 // Readiness tells whether the exporter has a complete view to serve.
 type Readiness interface {
 	Ready() bool
-	Status() []source.ResourceStatus
+	Status() []snapshot.ResourceStatus
 	// RenderFailure is why the last render of the metrics failed, empty
 	// when it succeeded.
 	RenderFailure() string
@@ -144,7 +143,7 @@ func readyz(r Readiness) http.HandlerFunc {
 			switch {
 			case st.Synced && st.Available:
 				continue
-			case st.Problem == source.ProblemNotCaptured:
+			case st.Problem == snapshot.ProblemNotCaptured:
 				fmt.Fprintf(&b, "%s: not captured by the snapshot (unknown, not empty)\n", st.Resource)
 			case st.Synced:
 				fmt.Fprintf(&b, "%s: serving the last known state\n", st.Resource)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -76,10 +76,10 @@ func tarOf(t *testing.T, dir string, gz bool, extra ...*tar.Header) string {
 	return name
 }
 
-func resourcesOf(t *testing.T, m *source.Memory) string {
+func resourcesOf(t *testing.T, m *snapshot.Memory) string {
 	t.Helper()
 	var out []string
-	for _, r := range source.Resources() {
+	for _, r := range snapshot.Resources() {
 		if err := m.NotCaptured(r); err != nil {
 			out = append(out, r.Name+": not captured")
 		}
@@ -92,7 +92,7 @@ func resourcesOf(t *testing.T, m *source.Memory) string {
 // links and devices in it are skipped, never followed.
 func TestArchivedMustGather(t *testing.T) {
 	const dir = "../testdata/must-gathers/4.18-seed004-build-failed-no-message"
-	want, err := source.OpenSnapshot(t.Context(), dir, slog.New(slog.DiscardHandler))
+	want, err := snapshot.OpenSnapshot(t.Context(), dir, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestArchivedMustGather(t *testing.T) {
 	}
 	for _, gz := range []bool{true, false} {
 		var logs bytes.Buffer
-		got, err := source.OpenSnapshot(t.Context(), tarOf(t, dir, gz, links...), slog.New(slog.NewTextHandler(&logs, nil)))
+		got, err := snapshot.OpenSnapshot(t.Context(), tarOf(t, dir, gz, links...), slog.New(slog.NewTextHandler(&logs, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestArchiveRefusesWhatIsNotAMustGather(t *testing.T) {
 		}, "or extract it (tar xf"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := source.OpenSnapshot(t.Context(), tc.path(t), slog.New(slog.DiscardHandler))
+			_, err := snapshot.OpenSnapshot(t.Context(), tc.path(t), slog.New(slog.DiscardHandler))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want %q", err, tc.want)
 			}

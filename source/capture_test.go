@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -23,19 +23,19 @@ import (
 // capture could not read read back as not captured, with its reason.
 func TestCaptureRoundTrips(t *testing.T) {
 	from := sourcetest.Snapshot(t, "../examples/snapshot")
-	status := map[string]source.ResourceStatus{}
+	status := map[string]snapshot.ResourceStatus{}
 	for _, st := range from.Status() {
 		status[st.Resource] = st
 	}
 	const lost, why = "secrets", `secrets is forbidden: User "alice" cannot list resource "secrets"`
-	status[lost] = source.ResourceStatus{Resource: lost, Seen: true, Problem: source.ProblemForbidden, Reason: why}
+	status[lost] = snapshot.ResourceStatus{Resource: lost, Seen: true, Problem: snapshot.ProblemForbidden, Reason: why}
 	at := time.Date(2025, 10, 17, 12, 30, 0, 0, time.UTC)
-	files, err := source.CaptureFiles(from.Cached(), status, at, "https://api.example.test:6443", source.DefaultNamespace)
+	files, err := snapshot.CaptureFiles(from.Cached(), status, at, "https://api.example.test:6443", snapshot.DefaultNamespace)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "capture")
-	if err := source.WriteCapture(dir+"/", files, false); err != nil {
+	if err := snapshot.WriteCapture(dir+"/", files, false); err != nil {
 		t.Fatal(err)
 	}
 
@@ -53,7 +53,7 @@ func TestCaptureRoundTrips(t *testing.T) {
 		if st.Available != wantAvailable {
 			t.Errorf("%s read back available=%t, want %t: %s", st.Resource, st.Available, wantAvailable, st.Reason)
 		}
-		if st.Resource == lost && (st.Problem != source.ProblemNotCaptured || !strings.Contains(st.Reason, why)) {
+		if st.Resource == lost && (st.Problem != snapshot.ProblemNotCaptured || !strings.Contains(st.Reason, why)) {
 			t.Errorf("%s read back as %s (%s), want not captured because %q", lost, st.Problem, st.Reason, why)
 		}
 	}
@@ -61,7 +61,7 @@ func TestCaptureRoundTrips(t *testing.T) {
 
 // objects are each resource's objects as YAML-comparable values, ordered,
 // without the type meta a decoder sets and a cache may not keep.
-func objects(cached []source.Cached) map[string][]runtime.Object {
+func objects(cached []snapshot.Cached) map[string][]runtime.Object {
 	out := map[string][]runtime.Object{}
 	for _, c := range cached {
 		var objs []runtime.Object
@@ -84,7 +84,7 @@ func objects(cached []source.Cached) map[string][]runtime.Object {
 func TestCaptureWritesWholeOrNothing(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "snap")
 	files := map[string][]byte{"a.yaml": []byte("a"), "no/such/b.yaml": []byte("b"), "no/such/c.yaml": []byte("c")}
-	err := source.WriteCapture(out+"/", files, false)
+	err := snapshot.WriteCapture(out+"/", files, false)
 	if err == nil || !strings.Contains(err.Error(), "b.yaml") || !strings.Contains(err.Error(), "c.yaml") {
 		t.Errorf("error %v, want both failed files named", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ocl-exporter/ocl_exporter/kubeapi"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // RESTConfig finds the cluster to talk to (LoadRESTConfig) and reads the
@@ -78,11 +79,12 @@ func anyFileExists(paths []string) bool {
 }
 
 // Backend lists and watches the watched resources for the informers: the
-// API server live (Clients), a loaded snapshot offline (Memory). Everything
-// after it, informers, transforms and the view, is the same code.
+// API server live (Clients), a loaded snapshot offline (snapshot.Memory).
+// Everything after it, informers, transforms and the view, is the same
+// code.
 type Backend interface {
-	List(ctx context.Context, r Resource, namespace string, o metav1.ListOptions) (runtime.Object, error)
-	Watch(ctx context.Context, r Resource, namespace string, o metav1.ListOptions) (watch.Interface, error)
+	List(ctx context.Context, r snapshot.Resource, namespace string, o metav1.ListOptions) (runtime.Object, error)
+	Watch(ctx context.Context, r snapshot.Resource, namespace string, o metav1.ListOptions) (watch.Interface, error)
 }
 
 // Clients is the live Backend: typed resources through the REST client of
@@ -104,7 +106,7 @@ func NewClients(api *kubeapi.Client, logger *slog.Logger) (*Clients, error) {
 }
 
 // List lists r in namespace ("" for cluster-scoped resources).
-func (c *Clients) List(ctx context.Context, r Resource, namespace string, o metav1.ListOptions) (runtime.Object, error) {
+func (c *Clients) List(ctx context.Context, r snapshot.Resource, namespace string, o metav1.ListOptions) (runtime.Object, error) {
 	if r.MetadataOnly {
 		return c.meta.Resource(r.GVR).Namespace(namespace).List(ctx, o)
 	}
@@ -124,7 +126,7 @@ func (c *Clients) List(ctx context.Context, r Resource, namespace string, o meta
 		return c.listOlderIfNotServed(ctx, r, namespace, o, err)
 	}
 	// The decoder clears the kind it read: name the Go type it chose.
-	if got, want := reflect.TypeOf(out), reflect.TypeOf(r.newList()); got != want {
+	if got, want := reflect.TypeOf(out), reflect.TypeOf(r.NewList()); got != want {
 		return nil, fmt.Errorf("listing %s in %s: the API server answered a %s, not a %s; nothing of it is read",
 			r.Name, r.GVR.Version, reflect.Indirect(reflect.ValueOf(out)).Type().Name(), want.Elem().Name())
 	}
@@ -132,7 +134,7 @@ func (c *Clients) List(ctx context.Context, r Resource, namespace string, o meta
 }
 
 // Watch watches r in namespace ("" for cluster-scoped resources).
-func (c *Clients) Watch(ctx context.Context, r Resource, namespace string, o metav1.ListOptions) (watch.Interface, error) {
+func (c *Clients) Watch(ctx context.Context, r snapshot.Resource, namespace string, o metav1.ListOptions) (watch.Interface, error) {
 	if r.MetadataOnly {
 		return c.meta.Resource(r.GVR).Namespace(namespace).Watch(ctx, o)
 	}
@@ -148,7 +150,7 @@ func (c *Clients) Watch(ctx context.Context, r Resource, namespace string, o met
 }
 
 // request is the GET a generated typed client sends for a list or watch.
-func (c *Clients) request(r Resource, namespace string, o *metav1.ListOptions) *rest.Request {
+func (c *Clients) request(r snapshot.Resource, namespace string, o *metav1.ListOptions) *rest.Request {
 	return c.api.REST(r.GVR.GroupVersion()).Get().
 		NamespaceIfScoped(namespace, namespace != "").
 		Resource(r.GVR.Resource).

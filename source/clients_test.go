@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ocl-exporter/ocl_exporter/kubeapi"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 const protobuf = "application/vnd.kubernetes.protobuf"
@@ -25,13 +26,13 @@ const protobuf = "application/vnd.kubernetes.protobuf"
 // server does: built-in kinds as protobuf when asked, CRDs as JSON.
 func apiServer(t *testing.T) *Clients {
 	t.Helper()
-	pods := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "7"}, Items: []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "build-1-abcde", Namespace: DefaultNamespace}}}}
+	pods := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "7"}, Items: []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "build-1-abcde", Namespace: snapshot.DefaultNamespace}}}}
 	moscs := `{"apiVersion":"machineconfiguration.openshift.io/v1","kind":"MachineOSConfigList","metadata":{"resourceVersion":"8"},` +
 		`"items":[{"metadata":{"name":"infra"},"spec":{"machineConfigPool":{"name":"infra"}}}]}`
 	return liveClients(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		switch {
-		case r.URL.Path == "/api/v1/namespaces/"+DefaultNamespace+"/pods" && q.Get("labelSelector") == LabelJobName && q.Get("watch") == "":
+		case r.URL.Path == "/api/v1/namespaces/"+snapshot.DefaultNamespace+"/pods" && q.Get("labelSelector") == snapshot.LabelJobName && q.Get("watch") == "":
 			if !strings.HasPrefix(r.Header.Get("Accept"), protobuf) {
 				t.Errorf("pods asked for %q, want protobuf first", r.Header.Get("Accept"))
 			}
@@ -75,7 +76,7 @@ func TestClientsListAndWatchTheAPIServer(t *testing.T) {
 	c := apiServer(t)
 	ctx := context.Background()
 	pods := resource(t, "pods")
-	list, err := c.List(ctx, pods, DefaultNamespace, metav1.ListOptions{LabelSelector: pods.LabelSelector})
+	list, err := c.List(ctx, pods, snapshot.DefaultNamespace, metav1.ListOptions{LabelSelector: pods.LabelSelector})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +109,11 @@ func TestClientsListAndWatchTheAPIServer(t *testing.T) {
 // only against a real API server ("no kind ... is registered"); this
 // fails first, naming the row.
 func TestSchemeKnowsEveryResource(t *testing.T) {
-	for _, r := range Resources() {
+	for _, r := range snapshot.Resources() {
 		if r.MetadataOnly {
 			continue // the metadata client decodes PartialObjectMetadata itself
 		}
-		for _, obj := range []runtime.Object{r.newObject(), r.newList()} {
+		for _, obj := range []runtime.Object{r.NewObject(), r.NewList()} {
 			kinds, _, err := kubeapi.Scheme.ObjectKinds(obj)
 			switch {
 			case err != nil:

@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -43,7 +44,7 @@ func TestSnapshotCoverage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := OpenSnapshot(t.Context(), dir, slog.New(slog.DiscardHandler))
+	m, err := snapshot.OpenSnapshot(t.Context(), dir, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,18 +65,18 @@ func TestSnapshotCoverage(t *testing.T) {
 		// of the builder's
 		"pods@machine-os-builder": "holds no pods@machine-os-builder",
 	}
-	byName := make(map[string]Resource, len(Resources()))
-	for _, r := range Resources() {
+	byName := make(map[string]snapshot.Resource, len(snapshot.Resources()))
+	for _, r := range snapshot.Resources() {
 		byName[r.Name] = r
 	}
 	for name, w := range want {
 		r, ok := byName[name]
 		if !ok {
-			t.Errorf("%s: no such resource in Resources()", name)
+			t.Errorf("%s: no such resource in snapshot.Resources()", name)
 			continue
 		}
 		err := m.NotCaptured(r)
-		var nc *NotCapturedError
+		var nc *snapshot.NotCapturedError
 		switch {
 		case w == "" && err != nil:
 			t.Errorf("%s: %v, want captured", r.Name, err)
@@ -83,8 +84,8 @@ func TestSnapshotCoverage(t *testing.T) {
 			t.Errorf("%s: %v, want not captured: %q", r.Name, err, w)
 		}
 	}
-	if p, _ := explain(&NotCapturedError{Resource: "pods"}, "pods", "ns"); p != ProblemNotCaptured {
-		t.Errorf("explain: %q, want %q", p, ProblemNotCaptured)
+	if p, _ := explain(&snapshot.NotCapturedError{Resource: "pods"}, "pods", "ns"); p != snapshot.ProblemNotCaptured {
+		t.Errorf("explain: %q, want %q", p, snapshot.ProblemNotCaptured)
 	}
 }
 
@@ -122,7 +123,7 @@ items:
   metadata: {name: machine-config-daemon-x, namespace: openshift-machine-config-operator, labels: {k8s-app: machine-config-daemon}}
 `)}})
 	var names []string
-	for _, r := range Resources() {
+	for _, r := range snapshot.Resources() {
 		if r.GVR.Resource != "pods" || r.Kind != "Pod" || r.Name == "pods@machine-os-builder" {
 			continue
 		}
@@ -155,11 +156,11 @@ func TestPartNotCapturedLeavesItsKindKnown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := OpenSnapshot(t.Context(), dir, slog.New(slog.DiscardHandler))
+	m, err := snapshot.OpenSnapshot(t.Context(), dir, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(m, DefaultNamespace, slog.New(slog.DiscardHandler), nil)
+	s := New(m, snapshot.DefaultNamespace, slog.New(slog.DiscardHandler), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s.Run(ctx)
@@ -171,7 +172,7 @@ func TestPartNotCapturedLeavesItsKindKnown(t *testing.T) {
 		t.Error("the builder's pods not captured made every pod unknown")
 	}
 	for _, st := range s.Status() {
-		if st.Resource == "pods@machine-os-builder" && st.Problem != ProblemNotCaptured {
+		if st.Resource == "pods@machine-os-builder" && st.Problem != snapshot.ProblemNotCaptured {
 			t.Errorf("pods@machine-os-builder: %+v, want not captured", st)
 		}
 	}

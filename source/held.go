@@ -12,16 +12,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
-
-// MaxEvents is how many events one watch of events keeps, the newest by
-// when they last happened. Anyone who may post an event can post any
-// number, and a crashlooping pod posts them for as long as it crashes: an
-// event storm that passes the selectors must not grow the exporter. The
-// analysis reads the newest events about a build, a MachineOSConfig or the
-// operator; at 5 KiB each at most (messages are clipped), a watch's events
-// stay under 5 MiB.
-const MaxEvents = 1000
 
 // held is what one capped watch holds: at most max objects, the newest by
 // lastSeen, kept as the informer's store keeps them. The first list fills
@@ -145,11 +137,11 @@ type cappedWatch struct {
 	stop    chan struct{}
 	once    sync.Once
 	h       *held
-	r       Resource
+	r       snapshot.Resource
 	dropped func()
 }
 
-func newCappedWatch(inner watch.Interface, h *held, r Resource, dropped func()) watch.Interface {
+func newCappedWatch(inner watch.Interface, h *held, r snapshot.Resource, dropped func()) watch.Interface {
 	c := &cappedWatch{inner: inner, out: make(chan watch.Event), stop: make(chan struct{}), h: h, r: r, dropped: dropped}
 	go c.run()
 	return c
@@ -203,7 +195,7 @@ func (c *cappedWatch) apply(e watch.Event) []watch.Event {
 // resourceVersion of at: the store deletes by name, and the informer's
 // resourceVersion must never go back.
 func (c *cappedWatch) stub(named, at runtime.Object) runtime.Object {
-	obj := c.r.newObject()
+	obj := c.r.NewObject()
 	m, _ := meta.Accessor(obj)
 	if n, err := meta.Accessor(named); named != nil && err == nil {
 		m.SetNamespace(n.GetNamespace())

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/ocl-exporter/ocl_exporter/internal/wait"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 var stormStart = time.Date(2025, 10, 1, 0, 0, 0, 0, time.UTC)
@@ -24,7 +25,7 @@ var stormStart = time.Date(2025, 10, 1, 0, 0, 0, 0, time.UTC)
 func stormEvent(i int) *corev1.Event {
 	return &corev1.Event{
 		TypeMeta:       metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
-		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("build-worker.%06d", i), Namespace: DefaultNamespace, ResourceVersion: strconv.Itoa(100 + i)},
+		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("build-worker.%06d", i), Namespace: snapshot.DefaultNamespace, ResourceVersion: strconv.Itoa(100 + i)},
 		InvolvedObject: corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Name: "build-worker"},
 		Type:           corev1.EventTypeWarning, Reason: "FailedCreate", Message: "pods \"build-worker-x\" is forbidden: exceeded quota",
 		LastTimestamp: metav1.NewTime(stormStart.Add(time.Duration(i) * time.Second)),
@@ -46,18 +47,18 @@ func heldNames(s *Source) []string {
 // newest MaxEvents, from the first list and then from its watch, and
 // ocl_exporter_events_dropped_total counts every event it did not keep.
 func TestEventsAreCappedNewestFirst(t *testing.T) {
-	const storm = MaxEvents + 500
+	const storm = snapshot.MaxEvents + 500
 	var objs []runtime.Object
 	for i := range storm {
 		objs = append(objs, stormEvent(i))
 	}
-	mem, err := NewMemory(objs)
+	mem, err := snapshot.NewMemory(objs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	later := watch.NewFake()
 	reg := prometheus.NewRegistry()
-	s := start(t, faulty{Backend: mem, watch: func(r Resource) (watch.Interface, error) {
+	s := start(t, faulty{Backend: mem, watch: func(r snapshot.Resource) (watch.Interface, error) {
 		if r.Name == "events" {
 			return later, nil
 		}
@@ -66,15 +67,15 @@ func TestEventsAreCappedNewestFirst(t *testing.T) {
 	waitReady(t, s)
 
 	var want []string
-	for i := storm - MaxEvents; i < storm; i++ {
+	for i := storm - snapshot.MaxEvents; i < storm; i++ {
 		want = append(want, stormEvent(i).Name)
 	}
 	if got := heldNames(s); !slices.Equal(got, want) {
 		t.Fatalf("after the first list %d events held, from %s: want the newest %d, from %s", len(got), got[0], len(want), want[0])
 	}
 	dropped := s.metrics.capped.WithLabelValues("events")
-	if n := testutil.ToFloat64(dropped); n != storm-MaxEvents {
-		t.Errorf("ocl_exporter_events_dropped_total after the first list = %v, want %d", n, storm-MaxEvents)
+	if n := testutil.ToFloat64(dropped); n != storm-snapshot.MaxEvents {
+		t.Errorf("ocl_exporter_events_dropped_total after the first list = %v, want %d", n, storm-snapshot.MaxEvents)
 	}
 
 	// The watch: an event older than every held one is not kept, a newer
@@ -92,11 +93,11 @@ func TestEventsAreCappedNewestFirst(t *testing.T) {
 	if got := heldNames(s); !slices.Equal(got, want) {
 		t.Errorf("after the watch %d events held, from %s to %s: want %d, from %s to %s", len(got), got[0], got[len(got)-1], len(want), want[0], want[len(want)-1])
 	}
-	if n := testutil.ToFloat64(dropped); n != storm-MaxEvents+2 {
-		t.Errorf("ocl_exporter_events_dropped_total after the watch = %v, want %d", n, storm-MaxEvents+2)
+	if n := testutil.ToFloat64(dropped); n != storm-snapshot.MaxEvents+2 {
+		t.Errorf("ocl_exporter_events_dropped_total after the watch = %v, want %d", n, storm-snapshot.MaxEvents+2)
 	}
 	capped := 0
-	for _, r := range Resources() {
+	for _, r := range snapshot.Resources() {
 		if r.Max > 0 {
 			capped++
 		}

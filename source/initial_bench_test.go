@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 )
@@ -114,7 +115,7 @@ func BenchmarkFirstList(b *testing.B) {
 			srv := &benchServer{items: items, mode: mode}
 			var peak, live atomic.Uint64
 			for b.Loop() {
-				s := New(liveClients(b, srv), DefaultNamespace, slog.New(slog.DiscardHandler), nil)
+				s := New(liveClients(b, srv), snapshot.DefaultNamespace, slog.New(slog.DiscardHandler), nil)
 				i := slices.IndexFunc(s.watched, func(w *watched) bool { return w.Name == "machineconfignodes.machineconfiguration.openshift.io" })
 				runtime.GC()
 				var before runtime.MemStats

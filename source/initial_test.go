@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
@@ -123,7 +124,7 @@ func firstList(t *testing.T, s *Source, wantRV string) {
 // first list as a stream of objects, and no list is asked for.
 func TestFirstListIsStreamed(t *testing.T) {
 	srv := &firstListServer{t: t, stream: "ok"}
-	s := New(liveClients(t, srv), DefaultNamespace, slog.New(slog.DiscardHandler), nil)
+	s := New(liveClients(t, srv), snapshot.DefaultNamespace, slog.New(slog.DiscardHandler), nil)
 	firstList(t, s, "42")
 	if got := srv.requests(); !slices.Equal(got, []string{`stream rv="" match=NotOlderThan`}) {
 		t.Errorf("requests %q, want one stream at the most recent state", got)
@@ -137,7 +138,7 @@ func TestFirstListIsPagedWhenNotStreamed(t *testing.T) {
 	for _, refusal := range []string{"422", "error event"} {
 		t.Run(refusal, func(t *testing.T) {
 			srv := &firstListServer{t: t, stream: refusal}
-			s := New(liveClients(t, srv), DefaultNamespace, slog.New(slog.DiscardHandler), nil)
+			s := New(liveClients(t, srv), snapshot.DefaultNamespace, slog.New(slog.DiscardHandler), nil)
 			firstList(t, s, "43")
 			firstList(t, s, "43")
 			page := fmt.Sprintf(`list rv="" limit=%d continue=`, pageSize)

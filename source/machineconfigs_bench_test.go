@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -50,7 +51,7 @@ func BenchmarkOpenSnapshotMachineConfigs(b *testing.B) {
 				runtime.ReadMemStats(&before)
 				stop := make(chan struct{})
 				sampled := source.PeakHeap(stop)
-				m, err := source.OpenSnapshot(context.Background(), filepath.Join(dir, form), slog.New(slog.DiscardHandler))
+				m, err := snapshot.OpenSnapshot(context.Background(), filepath.Join(dir, form), slog.New(slog.DiscardHandler))
 				close(stop)
 				if err != nil {
 					b.Fatal(err)
@@ -65,9 +66,9 @@ func BenchmarkOpenSnapshotMachineConfigs(b *testing.B) {
 	}
 }
 
-func machineConfigs(b testing.TB, m *source.Memory) int {
+func machineConfigs(b testing.TB, m *snapshot.Memory) int {
 	b.Helper()
-	for _, r := range source.Resources() {
+	for _, r := range snapshot.Resources() {
 		if r.Kind != "MachineConfig" {
 			continue
 		}

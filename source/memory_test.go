@@ -10,6 +10,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
@@ -49,19 +50,19 @@ items:
 - {apiVersion: config.openshift.io/v1, kind: ClusterOperator, metadata: {name: network}}
 `
 
-func resource(t *testing.T, name string) Resource {
+func resource(t *testing.T, name string) snapshot.Resource {
 	t.Helper()
-	i := slices.IndexFunc(Resources(), func(r Resource) bool { return r.Name == name })
+	i := slices.IndexFunc(snapshot.Resources(), func(r snapshot.Resource) bool { return r.Name == name })
 	if i < 0 {
 		t.Fatalf("no resource %s", name)
 	}
-	return Resources()[i]
+	return snapshot.Resources()[i]
 }
 
 // names lists r the way the source does: its selectors, its namespace.
-func names(t *testing.T, m *Memory, r Resource) []string {
+func names(t *testing.T, m *snapshot.Memory, r snapshot.Resource) []string {
 	t.Helper()
-	ns := r.namespace(DefaultNamespace)
+	ns := r.WatchNamespace(snapshot.DefaultNamespace)
 	list, err := m.List(context.Background(), r, ns, metav1.ListOptions{LabelSelector: r.LabelSelector, FieldSelector: r.FieldSelector})
 	if err != nil {
 		t.Fatal(err)
@@ -107,12 +108,12 @@ func TestMemoryRejectsWhatTheAPIServerRejects(t *testing.T) {
 		{FieldSelector: "type"},
 		{LabelSelector: "a in (b"},
 	} {
-		_, err := m.List(context.Background(), resource(t, "events"), DefaultNamespace, o)
+		_, err := m.List(context.Background(), resource(t, "events"), snapshot.DefaultNamespace, o)
 		if !apierrors.IsBadRequest(err) {
 			t.Errorf("%+v: err %v, want a BadRequest", o, err)
 		}
 	}
-	_, err := m.List(context.Background(), resource(t, "events"), DefaultNamespace, metav1.ListOptions{FieldSelector: "source=x"})
+	_, err := m.List(context.Background(), resource(t, "events"), snapshot.DefaultNamespace, metav1.ListOptions{FieldSelector: "source=x"})
 	if err == nil || !strings.Contains(err.Error(), "field label not supported: source") {
 		t.Errorf("unsupported field: %v", err)
 	}
@@ -142,7 +143,7 @@ func TestNewMemoryNamesObjectsItCannotServe(t *testing.T) {
 		{&metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "p"}},
 			`Pod "p" is a *v1.PartialObjectMetadata, but pods are read as *v1.Pod`},
 	} {
-		_, err := NewMemory([]runtime.Object{tc.obj})
+		_, err := snapshot.NewMemory([]runtime.Object{tc.obj})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("err %v, want %q", err, tc.want)
 		}
@@ -155,7 +156,7 @@ func TestMemoryWatchSendsInitialEvents(t *testing.T) {
 	m := clientsFor(t, fstest.MapFS{"list.yaml": {Data: []byte(selected)}})
 	r := resource(t, "events")
 	yes := true
-	w, err := m.Watch(context.Background(), r, DefaultNamespace, metav1.ListOptions{FieldSelector: r.FieldSelector, SendInitialEvents: &yes})
+	w, err := m.Watch(context.Background(), r, snapshot.DefaultNamespace, metav1.ListOptions{FieldSelector: r.FieldSelector, SendInitialEvents: &yes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func TestWatchListChild(t *testing.T) {
 	if len(c.MachineOSConfigs) != 1 || len(c.Events) != 3 || len(c.Deployments) != 1 {
 		t.Errorf("view: %d MachineOSConfigs, %d events, %d deployments; want 1, 3 and 1", len(c.MachineOSConfigs), len(c.Events), len(c.Deployments))
 	}
-	for _, r := range Resources() {
+	for _, r := range snapshot.Resources() {
 		if n := testutil.ToFloat64(s.metrics.lists.WithLabelValues(r.Name, "success")); n != 0 {
 			t.Errorf("%s: %v lists: the informers did not use watch-list", r.Name, n)
 		}

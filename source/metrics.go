@@ -4,12 +4,13 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 type metrics struct {
 	lists, watches *prometheus.CounterVec
-	// capped counts the objects a capped watch (Resource.Max) did not keep.
+	// capped counts the objects a capped watch (snapshot.Resource.Max) did not keep.
 	capped *prometheus.CounterVec
 	// changes moves after every change of a counter: the server gathers
 	// them again only then.
@@ -28,10 +29,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"resource", "result"}),
 		capped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocl_exporter_events_dropped_total",
-			Help: "Events a watch did not keep because it holds only its newest " + strconv.Itoa(MaxEvents) + ", per watched resource.",
+			Help: "Events a watch did not keep because it holds only its newest " + strconv.Itoa(snapshot.MaxEvents) + ", per watched resource.",
 		}, []string{"resource"}),
 	}
-	for _, r := range Resources() {
+	for _, r := range snapshot.Resources() {
 		if r.Max > 0 {
 			m.capped.WithLabelValues(r.Name)
 		}

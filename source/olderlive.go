@@ -19,6 +19,7 @@ import (
 	restwatch "k8s.io/client-go/rest/watch"
 
 	"github.com/ocl-exporter/ocl_exporter/kubeapi"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // A live OpenShift 4.16 or 4.17 cluster serves MachineOSConfigs and
@@ -38,14 +39,14 @@ type olderServed struct {
 	versions map[string]schema.GroupVersionResource
 }
 
-func (o *olderServed) get(r Resource) (schema.GroupVersionResource, bool) {
+func (o *olderServed) get(r snapshot.Resource) (schema.GroupVersionResource, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	gvr, ok := o.versions[r.Name]
 	return gvr, ok
 }
 
-func (o *olderServed) set(r Resource, gvr schema.GroupVersionResource) {
+func (o *olderServed) set(r snapshot.Resource, gvr schema.GroupVersionResource) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.versions == nil {
@@ -54,26 +55,16 @@ func (o *olderServed) set(r Resource, gvr schema.GroupVersionResource) {
 	o.versions[r.Name] = gvr
 }
 
-func (o *olderServed) forget(r Resource) {
+func (o *olderServed) forget(r snapshot.Resource) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	delete(o.versions, r.Name)
 }
 
-// olderVersion is the older version of r an upgrade is known for.
-func olderVersion(r Resource) (schema.GroupVersionResource, bool) {
-	for gvk := range upgrades {
-		if gvk.Group == r.GVR.Group && gvk.Kind == r.Kind && gvk.Version != r.GVR.Version {
-			return r.GVR.GroupResource().WithVersion(gvk.Version), true
-		}
-	}
-	return schema.GroupVersionResource{}, false
-}
-
 // listOlderIfNotServed lists r in its older version when the list of its
 // own version failed as not served; it returns listErr otherwise.
-func (c *Clients) listOlderIfNotServed(ctx context.Context, r Resource, namespace string, o metav1.ListOptions, listErr error) (runtime.Object, error) {
-	old, ok := olderVersion(r)
+func (c *Clients) listOlderIfNotServed(ctx context.Context, r snapshot.Resource, namespace string, o metav1.ListOptions, listErr error) (runtime.Object, error) {
+	old, ok := snapshot.OlderVersion(r)
 	if !ok || !apierrors.IsNotFound(listErr) {
 		return nil, listErr
 	}
@@ -87,7 +78,7 @@ func (c *Clients) listOlderIfNotServed(ctx context.Context, r Resource, namespac
 	return list, nil
 }
 
-func (c *Clients) listOlder(ctx context.Context, r Resource, old schema.GroupVersionResource, namespace string, o metav1.ListOptions) (runtime.Object, error) {
+func (c *Clients) listOlder(ctx context.Context, r snapshot.Resource, old schema.GroupVersionResource, namespace string, o metav1.ListOptions) (runtime.Object, error) {
 	body, err := c.olderRequest(r, old, namespace, &o).DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s in %s: %w", r.Name, old.Version, err)
@@ -106,7 +97,7 @@ func (c *Clients) listOlder(ctx context.Context, r Resource, old schema.GroupVer
 			items = append(items, obj)
 		}
 	}
-	list := r.newList()
+	list := r.NewList()
 	if err := meta.SetList(list, items); err != nil {
 		return nil, fmt.Errorf("listing %s: %w", r.Name, err)
 	}
@@ -119,7 +110,7 @@ func (c *Clients) listOlder(ctx context.Context, r Resource, old schema.GroupVer
 	return list, nil
 }
 
-func (c *Clients) watchOlder(ctx context.Context, r Resource, old schema.GroupVersionResource, namespace string, o metav1.ListOptions) (watch.Interface, error) {
+func (c *Clients) watchOlder(ctx context.Context, r snapshot.Resource, old schema.GroupVersionResource, namespace string, o metav1.ListOptions) (watch.Interface, error) {
 	o.Watch = true
 	body, err := c.olderRequest(r, old, namespace, &o).Stream(ctx)
 	if err != nil {
@@ -141,7 +132,7 @@ func (c *Clients) watchOlder(ctx context.Context, r Resource, old schema.GroupVe
 		case e.Type == watch.Bookmark:
 			// A bookmark carries only a resourceVersion (and the
 			// initial-events annotation): nothing to upgrade.
-			obj := r.newObject()
+			obj := r.NewObject()
 			m, _ := meta.Accessor(obj)
 			m.SetResourceVersion(u.GetResourceVersion())
 			m.SetAnnotations(u.GetAnnotations())
@@ -156,7 +147,7 @@ func (c *Clients) watchOlder(ctx context.Context, r Resource, old schema.GroupVe
 
 // olderRequest is the GET of r in its older version, answered in JSON
 // (custom resources have no protobuf), on the client of r's own group.
-func (c *Clients) olderRequest(r Resource, old schema.GroupVersionResource, namespace string, o *metav1.ListOptions) *rest.Request {
+func (c *Clients) olderRequest(r snapshot.Resource, old schema.GroupVersionResource, namespace string, o *metav1.ListOptions) *rest.Request {
 	return c.api.REST(r.GVR.GroupVersion()).Get().
 		AbsPath("/apis", old.Group, old.Version).
 		NamespaceIfScoped(namespace, namespace != "").
@@ -170,20 +161,20 @@ func (c *Clients) olderRequest(r Resource, old schema.GroupVersionResource, name
 // is left out, as a snapshot's is. So is one of another kind or version:
 // the typed path's reflector refuses those, and an upgrade would read a
 // MachineOSBuild as a MachineOSConfig without a pool.
-func (c *Clients) upgradeLive(r Resource, old schema.GroupVersionResource, where string, u *unstructured.Unstructured) (runtime.Object, bool) {
+func (c *Clients) upgradeLive(r snapshot.Resource, old schema.GroupVersionResource, where string, u *unstructured.Unstructured) (runtime.Object, bool) {
 	if want := old.GroupVersion().WithKind(r.Kind); u.GroupVersionKind() != want {
 		c.logger.Warn("the API server sent an object of another kind or version: left out",
 			"resource", r.Name, "in", where, "want", want.Kind+" "+want.GroupVersion().String(),
 			"got", u.GetKind()+" "+u.GetAPIVersion(), "name", u.GetName())
 		return nil, false
 	}
-	if err := upgrades[u.GroupVersionKind()].apply(u.Object); err != nil {
+	if err := snapshot.Upgrade(u); err != nil {
 		c.logger.Debug("skipping an older object whose fields do not map onto the current version",
 			"resource", r.Name, "name", u.GetName(), "reason", err)
 		return nil, false
 	}
 	u.SetAPIVersion(r.GVR.GroupVersion().String())
-	obj := r.newObject()
+	obj := r.NewObject()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
 		c.logger.Debug("skipping an older object that does not match the current schema", "resource", r.Name, "name", u.GetName(), "reason", err)
 		return nil, false

@@ -1,12 +1,13 @@
 // Package source keeps one read-only, continuously updated view of the OCL
-// objects: live through client-go informers, or offline from a snapshot
-// held in memory and fed to the same informers, so that everything
-// downstream runs the same code either way. It makes no API call when the
-// view is read. The offline side reads every form a snapshot comes in:
-// the capture file `capture` writes (and its writer), must-gathers as
-// `oc adm inspect` and the must-gather image lay them out, in a
-// directory or an archive, and what a snapshot holds of each resource
-// (coverage: captured, not captured, partly captured).
+// objects: one client-go informer per row of snapshot.Resources(), fed
+// live through the API clients (kubeapi, the kubeconfig and its
+// credentials, the older versions 4.16 and 4.17 serve), or offline from a
+// snapshot held in memory (snapshot.Memory), so that everything downstream
+// runs the same code either way. It makes no API call when the view is
+// read. It lists one resource at a time, trims what the caches keep, keeps
+// only the newest events, and says of each resource whether it could be
+// read and why not. Package snapshot is the offline side: it reads and
+// writes snapshots and needs no client-go.
 package source
 
 import (
@@ -26,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // Source runs one informer per watched resource.
@@ -47,22 +49,22 @@ type Source struct {
 }
 
 type watched struct {
-	Resource
+	snapshot.Resource
 	informer cache.SharedIndexInformer
 	status   status
-	// held is what a capped resource's informer holds (Resource.Max),
-	// from its last list on.
+	// held is what a capped resource's informer holds
+	// (snapshot.Resource.Max), from its last list on.
 	held atomic.Pointer[held]
 }
 
-// New prepares informers for every resource in Resources(), listed and
-// watched through backend. Nothing is listed until Run. Its list and watch
-// counters go to reg.
+// New prepares informers for every resource in snapshot.Resources(),
+// listed and watched through backend. Nothing is listed until Run. Its
+// list and watch counters go to reg.
 func New(backend Backend, namespace string, logger *slog.Logger, reg prometheus.Registerer) *Source {
 	s := &Source{namespace: namespace, logger: logger, backend: backend, metrics: newMetrics(reg), listing: make(chan struct{}, 1)}
-	for _, r := range Resources() {
+	for _, r := range snapshot.Resources() {
 		w := &watched{Resource: r}
-		w.informer = cache.NewSharedIndexInformerWithOptions(s.listWatch(w), r.newObject(), cache.SharedIndexInformerOptions{
+		w.informer = cache.NewSharedIndexInformerWithOptions(s.listWatch(w), r.NewObject(), cache.SharedIndexInformerOptions{
 			ObjectDescription: r.Name,
 		})
 		if err := w.informer.SetTransform(transformFor(r)); err != nil {
@@ -97,7 +99,7 @@ func (s *Source) Run(ctx context.Context) {
 // its availability, so the rest of the exporter can tell "no objects" from
 // "cannot see the objects".
 func (s *Source) listWatch(w *watched) cache.ListerWatcher {
-	ns := w.namespace(s.namespace)
+	ns := w.WatchNamespace(s.namespace)
 	narrow := func(o metav1.ListOptions) metav1.ListOptions {
 		o.LabelSelector, o.FieldSelector = w.LabelSelector, w.FieldSelector
 		return o
@@ -126,7 +128,7 @@ func (s *Source) listWatch(w *watched) cache.ListerWatcher {
 
 // capturer is an offline backend that knows what its snapshot did not
 // capture.
-type capturer interface{ NotCaptured(Resource) error }
+type capturer interface{ NotCaptured(snapshot.Resource) error }
 
 // CapturedAt is when the snapshot the source reads was taken; zero live,
 // or when the snapshot does not say.
@@ -138,8 +140,9 @@ func (s *Source) CapturedAt() time.Time {
 }
 
 // notCaptured turns a successful list or watch of a resource the snapshot
-// did not capture into its NotCapturedError: the informer syncs empty,
-// without retrying, and the status says "not captured", not "none".
+// did not capture into its snapshot.NotCapturedError: the informer syncs
+// empty, without retrying, and the status says "not captured", not
+// "none".
 func (s *Source) notCaptured(w *watched, err error) error {
 	if c, ok := s.backend.(capturer); ok && err == nil {
 		return c.NotCaptured(w.Resource)
@@ -151,7 +154,7 @@ func (s *Source) notCaptured(w *watched, err error) error {
 const listWait = 10 * time.Second
 
 // list reads one resource's first list (initial.go), trimming each object
-// as it arrives and keeping at most Resource.Max of a capped one, one list
+// as it arrives and keeping at most snapshot.Resource.Max of a capped one, one list
 // at a time: all informers start together, and one list's objects in
 // flight at a time keep the start-up peak low. The informer trims again;
 // trimming is idempotent. A list that waited listWait for its turn goes
@@ -197,7 +200,7 @@ func (s *Source) list(ctx context.Context, w *watched, ns string, o metav1.ListO
 		items = h.objects()
 		s.metrics.drop(w.Name, offered-len(items))
 	}
-	list := w.newList()
+	list := w.NewList()
 	if err := meta.SetList(list, items); err != nil {
 		return nil, fmt.Errorf("listing %s: %w", w.Name, err)
 	}
@@ -232,9 +235,9 @@ func meaningful(old, cur any) bool {
 // logged (the API server gone away fails them all alike) is logged at
 // debug level: one line per cause, not one per resource.
 func (s *Source) observe(w *watched, err error) {
-	changed, st := w.status.set(err, w.Name, w.namespace(s.namespace))
+	changed, st := w.status.set(err, w.Name, w.WatchNamespace(s.namespace))
 	var f failure
-	if st.Problem == ProblemUnreachable {
+	if st.Problem == snapshot.ProblemUnreachable {
 		f.cause, f.hint = cause(err)
 	}
 	newCause := s.outage.set(w.Name, f)
@@ -251,23 +254,23 @@ func (s *Source) observe(w *watched, err error) {
 	case st.Available:
 		s.logger.Info("resource available", "resource", w.Name)
 		return
-	case st.Problem == ProblemNotCaptured:
+	case st.Problem == snapshot.ProblemNotCaptured:
 		s.logger.Warn("resource not captured by the snapshot: its objects are unknown, not absent", "resource", w.Name, "reason", st.Reason)
 		return
-	case st.Problem == ProblemUnreachable && !newCause:
+	case st.Problem == snapshot.ProblemUnreachable && !newCause:
 		s.logger.Debug("resource unavailable, as others; retrying in the background", "resource", w.Name, "cause", f.cause)
 		return
 	}
 	attrs := []any{"resource", w.Name, "reason", st.Reason}
-	if st.Problem != ProblemUnreachable { // its reason quotes the error already
+	if st.Problem != snapshot.ProblemUnreachable { // its reason quotes the error already
 		attrs = append(attrs, "err", err)
 	}
 	s.logger.Warn("resource unavailable; retrying in the background", attrs...)
 }
 
 // Status reports each watched resource.
-func (s *Source) Status() []ResourceStatus {
-	out := make([]ResourceStatus, 0, len(s.watched))
+func (s *Source) Status() []snapshot.ResourceStatus {
+	out := make([]snapshot.ResourceStatus, 0, len(s.watched))
 	for _, w := range s.watched {
 		st := w.status.get()
 		st.Resource = w.Name
@@ -330,10 +333,10 @@ func (s *Source) Pending() *PendingError {
 func (s *Source) Cluster(now time.Time) *analysis.Cluster {
 	c := &analysis.Cluster{Namespace: s.namespace, Now: now}
 	for _, w := range s.watched {
-		w.store(c, w.informer.GetStore().List())
+		w.Store(c, w.informer.GetStore().List())
 		// A kind the view may not list is unknown too, never empty: a
 		// human with cluster-reader cannot list Secrets.
-		if p := w.status.get().Problem; w.Part == "" && (p == ProblemNotCaptured || p == ProblemForbidden) {
+		if p := w.status.get().Problem; w.Part == "" && (p == snapshot.ProblemNotCaptured || p == snapshot.ProblemForbidden) {
 			if c.NotCaptured == nil {
 				c.NotCaptured = map[string]bool{}
 			}
@@ -346,17 +349,17 @@ func (s *Source) Cluster(now time.Time) *analysis.Cluster {
 // status is the last known outcome of listing one resource.
 type status struct {
 	mu sync.Mutex
-	st ResourceStatus
+	st snapshot.ResourceStatus
 }
 
-func (s *status) get() ResourceStatus {
+func (s *status) get() snapshot.ResourceStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st
 }
 
-func (s *status) set(err error, name, namespace string) (changed bool, st ResourceStatus) {
-	next := ResourceStatus{Available: err == nil, Seen: true}
+func (s *status) set(err error, name, namespace string) (changed bool, st snapshot.ResourceStatus) {
+	next := snapshot.ResourceStatus{Available: err == nil, Seen: true}
 	if err != nil {
 		next.Problem, next.Reason = explain(err, name, namespace)
 	}

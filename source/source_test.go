@@ -22,6 +22,13 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ocl-exporter/ocl_exporter/internal/wait"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot/snapshottest"
+)
+
+const (
+	mosc       = snapshottest.MachineOSConfig
+	secretList = snapshottest.SecretList
 )
 
 const node = `apiVersion: v1
@@ -37,13 +44,13 @@ metadata:
     operation: Update
 `
 
-func clientsFor(t *testing.T, files fstest.MapFS) *Memory {
+func clientsFor(t *testing.T, files fstest.MapFS) *snapshot.Memory {
 	t.Helper()
-	objs, err := Load(files, ".", slog.New(slog.DiscardHandler))
+	objs, err := snapshot.Load(files, ".", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewMemory(objs)
+	m, err := snapshot.NewMemory(objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,11 +61,11 @@ func clientsFor(t *testing.T, files fstest.MapFS) *Memory {
 // resource; nil functions, or (nil, nil) from watch, defer to Backend.
 type faulty struct {
 	Backend
-	list  func(r Resource) error
-	watch func(r Resource) (watch.Interface, error)
+	list  func(r snapshot.Resource) error
+	watch func(r snapshot.Resource) (watch.Interface, error)
 }
 
-func (f faulty) List(ctx context.Context, r Resource, ns string, o metav1.ListOptions) (runtime.Object, error) {
+func (f faulty) List(ctx context.Context, r snapshot.Resource, ns string, o metav1.ListOptions) (runtime.Object, error) {
 	if f.list != nil {
 		if err := f.list(r); err != nil {
 			return nil, err
@@ -67,7 +74,7 @@ func (f faulty) List(ctx context.Context, r Resource, ns string, o metav1.ListOp
 	return f.Backend.List(ctx, r, ns, o)
 }
 
-func (f faulty) Watch(ctx context.Context, r Resource, ns string, o metav1.ListOptions) (watch.Interface, error) {
+func (f faulty) Watch(ctx context.Context, r snapshot.Resource, ns string, o metav1.ListOptions) (watch.Interface, error) {
 	if f.watch != nil {
 		if w, err := f.watch(r); w != nil || err != nil {
 			return w, err
@@ -80,7 +87,7 @@ func start(t *testing.T, c Backend, reg prometheus.Registerer) *Source {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	s := New(c, DefaultNamespace, slog.New(slog.DiscardHandler), reg)
+	s := New(c, snapshot.DefaultNamespace, slog.New(slog.DiscardHandler), reg)
 	s.Run(ctx)
 	return s
 }
@@ -129,7 +136,7 @@ func TestOfflineSourceSyncsAndTrims(t *testing.T) {
 }
 
 func TestMissingAndForbiddenResourcesAreReportedNotFatal(t *testing.T) {
-	c := faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), list: func(r Resource) error {
+	c := faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), list: func(r snapshot.Resource) error {
 		switch r.Name {
 		case "machineosbuilds.machineconfiguration.openshift.io":
 			return apierrors.NewNotFound(schema.GroupResource{Group: "machineconfiguration.openshift.io", Resource: "machineosbuilds"}, "")
@@ -142,14 +149,14 @@ func TestMissingAndForbiddenResourcesAreReportedNotFatal(t *testing.T) {
 	s := start(t, c, reg)
 	waitReady(t, s)
 
-	got := map[string]ResourceStatus{}
+	got := map[string]snapshot.ResourceStatus{}
 	for _, st := range s.Status() {
 		got[st.Resource] = st
 	}
-	if st := got["machineosbuilds.machineconfiguration.openshift.io"]; st.Available || st.Problem != ProblemNotServed {
+	if st := got["machineosbuilds.machineconfiguration.openshift.io"]; st.Available || st.Problem != snapshot.ProblemNotServed {
 		t.Errorf("machineosbuilds: %+v", st)
 	}
-	if st := got["pods"]; st.Available || st.Problem != ProblemForbidden ||
+	if st := got["pods"]; st.Available || st.Problem != snapshot.ProblemForbidden ||
 		st.Reason != "forbidden: the exporter may not list and watch pods in namespace openshift-machine-config-operator; grant the verbs list and watch on it (see deploy/ for the ClusterRole)" {
 		t.Errorf("pods: %+v", st)
 	}
@@ -171,7 +178,7 @@ func TestMissingAndForbiddenResourcesAreReportedNotFatal(t *testing.T) {
 func TestUnreachableIsNotReadyUntilItRecovers(t *testing.T) {
 	var down atomic.Bool
 	down.Store(true)
-	c := faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), list: func(r Resource) error {
+	c := faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), list: func(r snapshot.Resource) error {
 		if r.Name == "machineosconfigs.machineconfiguration.openshift.io" && down.Load() {
 			return errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
 		}
@@ -186,8 +193,8 @@ func TestUnreachableIsNotReadyUntilItRecovers(t *testing.T) {
 		}
 		return nil
 	})
-	if st := s.Status()[0]; st.Problem != ProblemUnreachable || s.Ready() {
-		t.Fatalf("while unreachable: status %+v ready=%v, want %s and not ready", st, s.Ready(), ProblemUnreachable)
+	if st := s.Status()[0]; st.Problem != snapshot.ProblemUnreachable || s.Ready() {
+		t.Fatalf("while unreachable: status %+v ready=%v, want %s and not ready", st, s.Ready(), snapshot.ProblemUnreachable)
 	}
 	down.Store(false)
 	waitReady(t, s)
@@ -219,7 +226,7 @@ func TestOnlyMeaningfulUpdatesMoveTheGeneration(t *testing.T) {
 
 func TestGenerationMovesWithTheView(t *testing.T) {
 	events := watch.NewFake()
-	s := start(t, faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), watch: func(r Resource) (watch.Interface, error) {
+	s := start(t, faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), watch: func(r snapshot.Resource) (watch.Interface, error) {
 		if r.Name == "machineosconfigs.machineconfiguration.openshift.io" {
 			return events, nil
 		}
@@ -244,7 +251,7 @@ func TestGenerationMovesWithTheView(t *testing.T) {
 // available again (found by the integration suite on a restarted API server).
 func TestWatchRecoveryMarksAvailable(t *testing.T) {
 	var down atomic.Bool
-	s := start(t, faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), watch: func(r Resource) (watch.Interface, error) {
+	s := start(t, faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), watch: func(r snapshot.Resource) (watch.Interface, error) {
 		if r.Name == "machineosconfigs.machineconfiguration.openshift.io" && down.Load() {
 			return nil, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
 		}
@@ -270,7 +277,7 @@ func TestWatchRecoveryMarksAvailable(t *testing.T) {
 // peak, never overlap, and what a list hands the informer is trimmed.
 func TestListsOneAtATimeAndTrimmed(t *testing.T) {
 	var inFlight, most atomic.Int32
-	c := faulty{Backend: clientsFor(t, fstest.MapFS{"node.yaml": {Data: []byte(node)}, "mosc.yaml": {Data: []byte(mosc)}}), list: func(Resource) error {
+	c := faulty{Backend: clientsFor(t, fstest.MapFS{"node.yaml": {Data: []byte(node)}, "mosc.yaml": {Data: []byte(mosc)}}), list: func(snapshot.Resource) error {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for m := most.Load(); n > m; m = most.Load() {

@@ -9,10 +9,13 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/ocl-exporter/ocl_exporter/internal/race"
+
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 )
 
@@ -23,7 +26,7 @@ import (
 // Here 32 of 512 KiB, 16 MB: read whole the heap peaked 73 to 158 MiB
 // above what it held before, an item at a time under 8; the bound is 40.
 func TestListsAreReadAnItemAtATime(t *testing.T) {
-	if source.RaceDetector {
+	if race.Enabled {
 		t.Skip("measures one goroutine's memory: nothing for the race detector, several times slower under it")
 	}
 	const n, size = 32, 512 << 10
@@ -51,7 +54,7 @@ func TestListsAreReadAnItemAtATime(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		stop := make(chan struct{})
 		sampled := source.PeakHeap(stop)
-		m, err := source.OpenSnapshot(context.Background(), p, slog.New(slog.DiscardHandler))
+		m, err := snapshot.OpenSnapshot(context.Background(), p, slog.New(slog.DiscardHandler))
 		close(stop)
 		peak := <-sampled - before.HeapAlloc
 		if err != nil {

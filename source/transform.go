@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // mcoPrefix is the prefix of every MCO label and annotation on nodes.
@@ -19,7 +20,7 @@ const mcoPrefix = "machineconfiguration.openshift.io/"
 
 // transformFor trims objects before they enter the cache: memory must stay
 // flat as nodes grow, and nothing is kept that no analysis reads.
-func transformFor(r Resource) cache.TransformFunc {
+func transformFor(r snapshot.Resource) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		if m, ok := obj.(metav1.Object); ok {
 			m.SetManagedFields(nil)
@@ -157,7 +158,7 @@ func clip(s string, from, to int) string {
 // container exited non-zero, while it still shows Running).
 func trimPod(p *corev1.Pod) {
 	var kept map[string]string
-	for _, k := range []string{analysis.LabelMachineOSBuild, AnnotationLogFile, AnnotationBuilderErrors} {
+	for _, k := range []string{analysis.LabelMachineOSBuild, snapshot.AnnotationLogFile, snapshot.AnnotationBuilderErrors} {
 		if v, ok := p.Annotations[k]; ok {
 			if kept == nil {
 				kept = map[string]string{}

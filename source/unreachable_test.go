@@ -15,6 +15,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -38,7 +39,7 @@ func (b *lockedBuffer) String() string {
 }
 
 // refused is what client-go returns when nothing listens at the address.
-func refused(r Resource) error {
+func refused(r snapshot.Resource) error {
 	return &url.Error{Op: "Get", URL: "https://127.0.0.1:1/api/" + r.Name + "?limit=500",
 		Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
 }
@@ -52,31 +53,31 @@ func TestFirstRoundFailingHopelesslyEndsTheWait(t *testing.T) {
 	unauthorized := apierrors.NewUnauthorized("Unauthorized")
 	for _, c := range []struct {
 		name  string
-		list  func(Resource) error
+		list  func(snapshot.Resource) error
 		want  []string // the causes, in resource order; nil: keeps waiting
 		lines int
 	}{
 		{"refused", refused, []string{"dial tcp: connect: connection refused (" /* every resource */}, 1},
-		{"401", func(Resource) error { return unauthorized }, []string{"Unauthorized (", "(401)"}, 1},
-		{"refused and 401", func(r Resource) error {
+		{"401", func(snapshot.Resource) error { return unauthorized }, []string{"Unauthorized (", "(401)"}, 1},
+		{"refused and 401", func(r snapshot.Resource) error {
 			if r.MetadataOnly {
 				return unauthorized
 			}
 			return refused(r)
 		}, []string{"connection refused (", "Unauthorized ("}, 2},
-		{"one readable", func(r Resource) error {
+		{"one readable", func(r snapshot.Resource) error {
 			if r.Name == "nodes" {
 				return nil
 			}
 			return refused(r)
 		}, nil, 1},
-		{"503", func(Resource) error { return apierrors.NewServiceUnavailable("starting") }, nil, 1},
+		{"503", func(snapshot.Resource) error { return apierrors.NewServiceUnavailable("starting") }, nil, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var log lockedBuffer
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			s := New(faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), list: c.list}, DefaultNamespace,
+			s := New(faulty{Backend: clientsFor(t, fstest.MapFS{"mosc.yaml": {Data: []byte(mosc)}}), list: c.list}, snapshot.DefaultNamespace,
 				slog.New(slog.NewTextHandler(&log, nil)), nil)
 			s.Run(ctx)
 			timeout := time.Minute

@@ -12,7 +12,7 @@ import (
 // offline source: its v1alpha1 build reaches the analysis beside its v1
 // pool and node.
 func TestOfflineV1alpha1Snapshot(t *testing.T) {
-	c := sourcetest.Cluster(t, "testdata/v1alpha1-4.17")
+	c := sourcetest.Cluster(t, "snapshot/testdata/v1alpha1-4.17")
 	if len(c.MachineConfigPools) != 1 || len(c.Nodes) != 1 || len(c.MachineOSConfigs) != 1 {
 		t.Fatalf("pools %d, nodes %d, MachineOSConfigs %d; want one each", len(c.MachineConfigPools), len(c.Nodes), len(c.MachineOSConfigs))
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ocl-exporter/ocl_exporter/kubeapi"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // whoAmITimeout bounds the identity question: the answer only words
@@ -76,9 +76,9 @@ func (h levelAtLeast) WithGroup(g string) slog.Handler {
 
 // logUnavailable logs in one line what could not be read, by cause, as
 // whom: the report (or the capture's records) has each resource.
-func logUnavailable(logger *slog.Logger, status []source.ResourceStatus, who string) {
-	byProblem := map[source.Problem][]string{}
-	var problems []source.Problem
+func logUnavailable(logger *slog.Logger, status []snapshot.ResourceStatus, who string) {
+	byProblem := map[snapshot.Problem][]string{}
+	var problems []snapshot.Problem
 	for _, st := range status {
 		if st.Available {
 			continue

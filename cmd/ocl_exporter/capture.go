@@ -12,6 +12,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 const captureCommand = "capture"
@@ -62,7 +63,7 @@ func captureSnapshot(ctx context.Context, o *options, logger *slog.Logger) error
 	if err != nil {
 		return err
 	}
-	status := map[string]source.ResourceStatus{}
+	status := map[string]snapshot.ResourceStatus{}
 	var unavailable []error
 	for _, st := range src.Status() {
 		status[st.Resource] = st
@@ -73,7 +74,7 @@ func captureSnapshot(ctx context.Context, o *options, logger *slog.Logger) error
 	if len(unavailable) == len(status) {
 		return fmt.Errorf("capture: nothing captured, no resource could be read:\n%w", errors.Join(unavailable...))
 	}
-	files, err := source.CaptureFiles(src.Cached(), status, time.Now(), server, o.namespace)
+	files, err := snapshot.CaptureFiles(src.Cached(), status, time.Now(), server, o.namespace)
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func dashValues(args []string) []string {
 // is "-", to standard output in name order.
 func writeCapture(out string, files map[string][]byte, force bool) error {
 	if out != "-" {
-		return source.WriteCapture(out, files, force)
+		return snapshot.WriteCapture(out, files, force)
 	}
 	for _, n := range slices.Sorted(maps.Keys(files)) {
 		if _, err := stdout.Write(files[n]); err != nil {

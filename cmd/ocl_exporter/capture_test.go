@@ -9,9 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"google.golang.org/protobuf/testing/protocmp"
-
-	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 // capture runs `ocl_exporter capture` with args.
@@ -159,7 +158,7 @@ func TestCaptureRecordsWhatItCouldNotRead(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "nothing captured") {
 		t.Fatalf("capture of nothing: %v, want a failure", err)
 	}
-	for _, r := range source.Resources() {
+	for _, r := range snapshot.Resources() {
 		if !strings.Contains(err.Error(), r.Name+":") {
 			t.Errorf("the error does not name %s: %v", r.Name, err)
 		}

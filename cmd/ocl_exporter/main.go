@@ -29,6 +29,7 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/kubeapi"
 	"github.com/ocl-exporter/ocl_exporter/server"
 	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 const name = "ocl_exporter"
@@ -113,7 +114,7 @@ func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 	app.Flag("snapshot", "Read OCL objects offline from this YAML/JSON file or directory tree (a capture, oc get -o yaml output, a must-gather) or a must-gather archive (.tar, .tar.gz) instead of a cluster.").StringVar(&o.snapshot)
 	app.Flag("example", "Use the examples built into the binary, no cluster needed: the exporter, diagnose and capture read a small cluster snapshot showing every OCL stage failing at 13:00; review reads another recording, the history of one incident (pool layered's failing Containerfile, fixed at 13:22, lifecycle seed004-containerfile-failure).").BoolVar(&o.example)
 	app.Flag("now", "Evaluate a snapshot (--snapshot, --example) at the current time instead of the time it was captured (its capture records' time; the example's is 2025-10-17T13:00:00Z), which ages, \"since\" durations and time limits are otherwise relative to.").BoolVar(&o.now)
-	app.Flag("mco.namespace", "Namespace of the Machine Config Operator (secrets, build Jobs and pods).").Default(source.DefaultNamespace).StringVar(&o.namespace)
+	app.Flag("mco.namespace", "Namespace of the Machine Config Operator (secrets, build Jobs and pods).").Default(snapshot.DefaultNamespace).StringVar(&o.namespace)
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&o.metricsPath)
 	app.Flag("web.max-requests", "Maximum number of parallel scrape requests; 0 disables the limit.").Default("40").IntVar(&o.maxRequests)
 	app.Flag("web.max-connections", "Maximum number of open connections per listen address; past it new ones wait until one closes. 0 disables the cap.").Default("512").IntVar(&o.maxConnections)
@@ -188,16 +189,16 @@ func noteEvaluatedNow(o *options, src *source.Source, logger *slog.Logger) {
 func openClients(ctx context.Context, o *options, logger *slog.Logger) (source.Backend, *rest.Config, error) {
 	switch {
 	case o.example:
-		objs, err := source.Load(examples.Snapshot, "snapshot", logger)
+		objs, err := snapshot.Load(examples.Snapshot, "snapshot", logger)
 		if err != nil {
 			return nil, nil, fmt.Errorf("the built-in example snapshot: %w", err)
 		}
 		logger.Info("serving the built-in example snapshot")
-		mem, err := source.NewMemory(objs)
+		mem, err := snapshot.NewMemory(objs)
 		return mem, nil, err
 	case o.snapshot != "":
 		logger.Info("reading a snapshot offline", "snapshot", o.snapshot)
-		mem, err := source.OpenSnapshotIn(ctx, o.snapshot, o.namespace, logger)
+		mem, err := snapshot.OpenSnapshotIn(ctx, o.snapshot, o.namespace, logger)
 		return mem, nil, err
 	}
 	cfg, err := source.RESTConfig(o.kubeconfig)

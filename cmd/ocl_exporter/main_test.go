@@ -23,7 +23,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ocl-exporter/ocl_exporter/internal/wait"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 func freeAddress(t *testing.T) string {
@@ -139,7 +139,7 @@ func TestServesTheExampleSnapshot(t *testing.T) {
 	for _, m := range families["ocl_exporter_resource_available"].GetMetric() {
 		available[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
 	}
-	for _, r := range source.Resources() {
+	for _, r := range snapshot.Resources() {
 		if v, ok := available[r.Name]; !ok || v != 1 {
 			t.Errorf("ocl_exporter_resource_available{resource=%q} = %v, %v; want 1", r.Name, v, ok)
 		}

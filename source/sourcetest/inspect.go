@@ -11,14 +11,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 // What support asks to inspect.
 const (
-	InspectMCONamespace    = "ns/" + source.DefaultNamespace
+	InspectMCONamespace    = "ns/" + snapshot.DefaultNamespace
 	InspectClusterOperator = "co/machine-config"
 )
 
@@ -50,10 +49,10 @@ func (o MustGatherOptions) gathers(u *unstructured.Unstructured) bool {
 	case "":
 		return o.Release.Gathers(u.GetKind())
 	case InspectMCONamespace:
-		return u.GetNamespace() == source.DefaultNamespace
+		return u.GetNamespace() == snapshot.DefaultNamespace
 	default:
-		return u.GetNamespace() == source.DefaultNamespace || slices.Contains(coRelated, u.GetKind()) ||
-			(u.GetKind() == "ClusterOperator" && u.GetName() == source.ClusterOperatorName)
+		return u.GetNamespace() == snapshot.DefaultNamespace || slices.Contains(coRelated, u.GetKind()) ||
+			(u.GetKind() == "ClusterOperator" && u.GetName() == snapshot.ClusterOperatorName)
 	}
 }
 
@@ -61,7 +60,7 @@ func (o MustGatherOptions) gathers(u *unstructured.Unstructured) bool {
 // gatherNamespaceData and namespaceResourcesToCollect).
 func (o MustGatherOptions) namespaces() []string {
 	if o.Inspect != "" {
-		return []string{source.DefaultNamespace}
+		return []string{snapshot.DefaultNamespace}
 	}
 	return gatheredNamespaces
 }

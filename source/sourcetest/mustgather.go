@@ -3,7 +3,7 @@ package sourcetest
 // A must-gather generator: the objects of a flat snapshot (a scenario of
 // testdata/scenarios) written as a release's must-gather image writes
 // them, so every scenario runs through each layout. What each path
-// follows is in source/testdata/must-gather-*/README.md.
+// follows is in testdata/must-gathers/README.md.
 
 import (
 	"bytes"
@@ -21,21 +21,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
-
-	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 // Release is a must-gather image's minor release: 16 for 4.16.
 type Release int
 
 // Gathers says whether the must-gather image of r gathers kind, of the
-// kinds the exporter reads (source.Resource.GatheredFrom): a namespaced
+// kinds the exporter reads (snapshot.Resource.GatheredFrom): a namespaced
 // kind is gathered with its namespace.
 func (r Release) Gathers(kind string) bool {
-	for _, res := range source.Resources() {
+	for _, res := range snapshot.Resources() {
 		if res.Kind == kind && res.GatheredFrom != 0 {
 			return int(r) >= res.GatheredFrom
 		}
@@ -44,14 +43,14 @@ func (r Release) Gathers(kind string) bool {
 }
 
 // NeverNone are the kinds no cluster has none of
-// (source.Resource.NeverNone): a must-gather that gathers them and holds
+// (snapshot.Resource.NeverNone): a must-gather that gathers them and holds
 // none lost them, and reads them as not captured. A scenario without one
 // is not a whole cluster.
 var NeverNone = neverNone()
 
 func neverNone() []string {
 	var out []string
-	for _, res := range source.Resources() {
+	for _, res := range snapshot.Resources() {
 		if res.NeverNone {
 			out = append(out, res.Kind)
 		}
@@ -162,7 +161,7 @@ func decodeObjects(b []byte, name string) ([]*unstructured.Unstructured, error) 
 			}
 			continue
 		}
-		if u.GetKind() != "" && u.GetKind() != source.CaptureRecordKind {
+		if u.GetKind() != "" && u.GetKind() != snapshot.CaptureRecordKind {
 			out = append(out, u)
 		}
 	}
@@ -177,13 +176,13 @@ type mgWriter struct {
 }
 
 // resourceOf is the resource the exporter reads a kind as.
-func resourceOf(kind string) (source.Resource, bool) {
-	for _, r := range source.Resources() {
+func resourceOf(kind string) (snapshot.Resource, bool) {
+	for _, r := range snapshot.Resources() {
 		if r.Kind == kind && r.Part == "" {
 			return r, true
 		}
 	}
-	return source.Resource{}, false
+	return snapshot.Resource{}, false
 }
 
 func groupDir(g string) string {
@@ -346,7 +345,7 @@ var namespaceLists = []struct{ group, resource, kind string }{
 // gatheredNamespaces: the MCO's (the ClusterOperator's relatedObjects),
 // default and openshift-etcd (gather's named_resources, which also names
 // kube-system, openshift and openshift-cluster-version).
-var gatheredNamespaces = []string{source.DefaultNamespace, "default", "openshift-etcd"}
+var gatheredNamespaces = []string{snapshot.DefaultNamespace, "default", "openshift-etcd"}
 
 func (w *mgWriter) finish() error {
 	for _, ns := range w.o.namespaces() {

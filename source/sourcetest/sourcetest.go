@@ -1,6 +1,8 @@
-// Package sourcetest runs the offline source on a snapshot directory for
-// tests, so fixtures go through the same loader, informers and transforms
-// as a real run.
+// Package sourcetest runs the informers of package source on a snapshot
+// for tests, so fixtures go through the same loader, informers and
+// transforms as a real run, and writes the snapshots tests read:
+// must-gathers of a scenario as each release lays them out, their
+// archives and altered forms, large MachineConfig lists.
 package sourcetest
 
 import (
@@ -19,6 +21,7 @@ import (
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // Now is the fixed evaluation time of test views.
@@ -27,7 +30,7 @@ var Now = time.Date(2025, 10, 17, 13, 0, 0, 0, time.UTC)
 // Source loads dir, starts the informers and waits until they have synced.
 func Source(t testing.TB, dir string) *source.Source {
 	t.Helper()
-	objs, err := source.Load(os.DirFS(dir), ".", slog.New(slog.DiscardHandler))
+	objs, err := snapshot.Load(os.DirFS(dir), ".", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +51,7 @@ func FromUnstructured(t testing.TB, objs []*unstructured.Unstructured) *source.S
 		b.WriteString("---\n")
 		b.Write(y)
 	}
-	loaded, err := source.Load(fstest.MapFS{"objects.yaml": {Data: b.Bytes()}}, ".", slog.New(slog.DiscardHandler))
+	loaded, err := snapshot.Load(fstest.MapFS{"objects.yaml": {Data: b.Bytes()}}, ".", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +62,7 @@ func FromUnstructured(t testing.TB, objs []*unstructured.Unstructured) *source.S
 // informers, and waits until they have synced.
 func FromObjects(t testing.TB, objs []runtime.Object) *source.Source {
 	t.Helper()
-	mem, err := source.NewMemory(objs)
+	mem, err := snapshot.NewMemory(objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +73,7 @@ func FromObjects(t testing.TB, objs []runtime.Object) *source.Source {
 // included, and waits until the informers have synced.
 func Snapshot(t testing.TB, dir string) *source.Source {
 	t.Helper()
-	mem, err := source.OpenSnapshot(t.Context(), dir, slog.New(slog.DiscardHandler))
+	mem, err := snapshot.OpenSnapshot(t.Context(), dir, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +86,7 @@ func FromBackend(t testing.TB, backend source.Backend) *source.Source {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	s := source.New(backend, source.DefaultNamespace, slog.New(slog.DiscardHandler), nil)
+	s := source.New(backend, snapshot.DefaultNamespace, slog.New(slog.DiscardHandler), nil)
 	s.Run(ctx)
 	wait, done := context.WithTimeout(ctx, 30*time.Second)
 	defer done()
@@ -105,22 +108,22 @@ func Cluster(t testing.TB, dir string) *analysis.Cluster {
 // knowledge of what was captured.
 func FlatAs(t testing.TB, dir string, like *source.Source) *source.Source {
 	t.Helper()
-	objs, err := source.Load(os.DirFS(dir), ".", slog.New(slog.DiscardHandler))
+	objs, err := snapshot.Load(os.DirFS(dir), ".", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, err := source.NewMemory(objs)
+	mem, err := snapshot.NewMemory(objs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	errs := map[string]error{}
 	for _, st := range like.Status() {
-		if st.Problem != source.ProblemNotCaptured {
+		if st.Problem != snapshot.ProblemNotCaptured {
 			continue
 		}
-		err := &source.NotCapturedError{Resource: st.Resource, Why: strings.TrimPrefix(st.Reason, "the snapshot did not capture "+st.Resource+": ")}
+		err := &snapshot.NotCapturedError{Resource: st.Resource, Why: strings.TrimPrefix(st.Reason, "the snapshot did not capture "+st.Resource+": ")}
 		if err.Error() != st.Reason {
-			err = &source.NotCapturedError{Resource: st.Resource, Namespace: source.DefaultNamespace}
+			err = &snapshot.NotCapturedError{Resource: st.Resource, Namespace: snapshot.DefaultNamespace}
 		}
 		if err.Error() != st.Reason {
 			t.Fatalf("%s: cannot reproduce %q", st.Resource, st.Reason)
@@ -131,8 +134,8 @@ func FlatAs(t testing.TB, dir string, like *source.Source) *source.Source {
 }
 
 type notCaptured struct {
-	*source.Memory
+	*snapshot.Memory
 	errs map[string]error
 }
 
-func (n notCaptured) NotCaptured(r source.Resource) error { return n.errs[r.Name] }
+func (n notCaptured) NotCaptured(r snapshot.Resource) error { return n.errs[r.Name] }

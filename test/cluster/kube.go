@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,8 +29,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-
-	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 // Kube is the admin's access to the cluster, for any kind.
@@ -217,7 +216,7 @@ func LoadFile(path string) ([]*unstructured.Unstructured, error) {
 		} else if err != nil {
 			return nil, err
 		}
-		if m == nil || m["apiVersion"] == source.CaptureRecordAPIVersion {
+		if m == nil || m["apiVersion"] == snapshot.CaptureRecordAPIVersion {
 			continue // a capture record is the exporter's, not the cluster's
 		}
 		u := &unstructured.Unstructured{Object: m}
@@ -234,11 +233,11 @@ func LoadFile(path string) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-// CRDFiles are the CRDs the exporter reads (source.Resource.CRD), from
+// CRDFiles are the CRDs the exporter reads (snapshot.Resource.CRD), from
 // the openshift/api module the exporter is built with.
 func CRDFiles() []string {
 	var out []string
-	for _, r := range source.Resources() {
+	for _, r := range snapshot.Resources() {
 		if r.CRD != "" {
 			out = append(out, r.CRD)
 		}
@@ -246,10 +245,10 @@ func CRDFiles() []string {
 	return out
 }
 
-// GVR is the resource of kind the exporter watches (source.Resources()),
+// GVR is the resource of kind the exporter watches (snapshot.Resources()),
 // for the harnesses that write such objects as the MCO does.
 func GVR(kind string) schema.GroupVersionResource {
-	for _, r := range source.Resources() {
+	for _, r := range snapshot.Resources() {
 		if r.Kind == kind {
 			return r.GVR
 		}

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ocl-exporter/ocl_exporter/diagnose"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // diagnoseAt is far after every fixture's and every live timestamp, so
@@ -121,9 +121,9 @@ func whole(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	for _, r := range source.Resources() {
-		y, err := yaml.Marshal(source.CaptureRecord{
-			APIVersion: source.CaptureRecordAPIVersion, Kind: source.CaptureRecordKind, Resource: r.Name, Captured: true,
+	for _, r := range snapshot.Resources() {
+		y, err := yaml.Marshal(snapshot.CaptureRecord{
+			APIVersion: snapshot.CaptureRecordAPIVersion, Kind: snapshot.CaptureRecordKind, Resource: r.Name, Captured: true,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -172,7 +172,7 @@ func TestCaptureOfAForbiddenKind(t *testing.T) {
 // or the end of the test.
 func revokeJobs(t *testing.T) (restore func(context.Context) error) {
 	t.Helper()
-	roles := env.kube.CS.RbacV1().Roles(source.DefaultNamespace)
+	roles := env.kube.CS.RbacV1().Roles(snapshot.DefaultNamespace)
 	set := func(ctx context.Context, rules []rbacv1.PolicyRule) error {
 		r, err := roles.Get(ctx, "ocl-exporter", metav1.GetOptions{})
 		if err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
@@ -210,7 +210,7 @@ func scaledConfig(scale time.Duration, am string) func(cfg map[string]any) {
 func deleteSecret(t *testing.T, name string) {
 	t.Helper()
 	zero := int64(0)
-	if err := env.kube.CS.CoreV1().Secrets(source.DefaultNamespace).Delete(t.Context(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+	if err := env.kube.CS.CoreV1().Secrets(snapshot.DefaultNamespace).Delete(t.Context(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/ocl-exporter/ocl_exporter/source"
 )
 
 // TestEventFlood posts Warning events the MCO never writes: each with a
@@ -24,10 +23,10 @@ func TestEventFlood(t *testing.T) {
 	event := func(name, reason, msg string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "Event", "type": "Warning",
-			"metadata": map[string]any{"name": name, "namespace": source.DefaultNamespace},
+			"metadata": map[string]any{"name": name, "namespace": snapshot.DefaultNamespace},
 			// As the MCO records them (seed000): the ClusterOperator's
 			// name, the event's namespace, no kind.
-			"involvedObject": map[string]any{"name": source.ClusterOperatorName, "namespace": source.DefaultNamespace},
+			"involvedObject": map[string]any{"name": snapshot.ClusterOperatorName, "namespace": snapshot.DefaultNamespace},
 			"reason":         reason, "message": msg,
 			"firstTimestamp": ts, "lastTimestamp": ts,
 		}}

@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ocl-exporter/ocl_exporter/diagnose"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
@@ -98,7 +98,7 @@ func TestDiagnoseAsAReaderWithoutSecrets(t *testing.T) {
 	}
 	f := access.Findings[0]
 	if f.Object.Name != "secrets" || !strings.Contains(f.Message, "user alice may not list secrets") ||
-		f.Commands[0] != "oc auth can-i list secrets -n "+source.DefaultNamespace {
+		f.Commands[0] != "oc auth can-i list secrets -n "+snapshot.DefaultNamespace {
 		t.Errorf("exporter.access finding: %+v", f)
 	}
 	for _, p := range r.Pools {

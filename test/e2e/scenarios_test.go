@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ocl-exporter/ocl_exporter/collector"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
@@ -180,7 +180,7 @@ func sameAs(want series) expectation {
 // watched resource, and at 1-v for those named.
 func resourcesAvailable(v float64, except ...string) expectation {
 	want := series{}
-	for _, r := range source.Resources() {
+	for _, r := range snapshot.Resources() {
 		w := v
 		if slices.Contains(except, r.Name) {
 			w = 1 - v
@@ -315,7 +315,7 @@ func createSecret(t *testing.T, name string) {
 	t.Helper()
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
-		"metadata":   map[string]any{"name": name, "namespace": source.DefaultNamespace},
+		"metadata":   map[string]any{"name": name, "namespace": snapshot.DefaultNamespace},
 		"stringData": map[string]any{".dockerconfigjson": `{"auths":{}}`},
 	}}
 	mustCreate(t, u)

@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
@@ -41,7 +41,7 @@ func TestAPIServerRestart(t *testing.T) {
 		}
 	})
 	expect(t, all(resourcesAvailable(0), sameAs(want)))
-	m.expectAlerts(t, resourceAlerts(source.Resources()...), []string{resourceAlert})
+	m.expectAlerts(t, resourceAlerts(snapshot.Resources()...), []string{resourceAlert})
 	if code := get(t, env.exporter.url+"/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz answers %d while the API server is away, want 200 (the exporter serves the last known state)", code)
 	}
@@ -93,8 +93,8 @@ func TestCRDRemovedAndReadded(t *testing.T) {
 	}
 	expect(t, all(resourcesAvailable(1, mosb), lacks("mosb_build_phase", nil),
 		valueOf("mosc_info", map[string]string{"machineosconfig": "layered"}, 1)))
-	i := slices.IndexFunc(source.Resources(), func(r source.Resource) bool { return r.Name == mosb })
-	m.expectAlerts(t, resourceAlerts(source.Resources()[i]), []string{resourceAlert})
+	i := slices.IndexFunc(snapshot.Resources(), func(r snapshot.Resource) bool { return r.Name == mosb })
+	m.expectAlerts(t, resourceAlerts(snapshot.Resources()[i]), []string{resourceAlert})
 
 	if err := env.kube.CreateCRD(t.Context(), crd); err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func only(s series, prefixes ...string) series {
 const resourceAlert = "OCLExporterResourceUnavailable"
 
 // resourceAlerts are the alerts of unreadable resources, labels only.
-func resourceAlerts(rs ...source.Resource) map[string]alert {
+func resourceAlerts(rs ...snapshot.Resource) map[string]alert {
 	out := map[string]alert{}
 	for _, r := range rs {
 		labels := map[string]string{"alertname": resourceAlert, "resource": r.Name, "severity": "warning", "namespace": cluster.ExporterNamespace}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // change is one write of the churn at a time of the simulated hour: a
@@ -188,7 +188,7 @@ func updateNode(node, config, image string, at time.Duration, start time.Time) [
 				body: mcnStatus(conditions, image, ts(start, when))})
 		}
 		if s.event != "" {
-			out = append(out, event(fmt.Sprintf("%s.%s.%d", node, config, i), source.EventNamespace, when, start, "Normal", s.event, "Node", node, s.event+" on "+node))
+			out = append(out, event(fmt.Sprintf("%s.%s.%d", node, config, i), snapshot.EventNamespace, when, start, "Normal", s.event, "Node", node, s.event+" on "+node))
 		}
 	}
 	return out
@@ -220,7 +220,7 @@ func mcnStatus(set map[string]string, image, now string) []byte {
 func build(name string, at time.Duration, start time.Time) []change {
 	mcp := "machineconfiguration.openshift.io/v1"
 	job := "build-" + name
-	labels := map[string]any{source.LabelOnClusterLayering: "", analysis.LabelMachineOSBuild: name, analysis.LabelMachineOSConfig: buildPool, analysis.LabelTargetPool: buildPool}
+	labels := map[string]any{snapshot.LabelOnClusterLayering: "", analysis.LabelMachineOSBuild: name, analysis.LabelMachineOSConfig: buildPool, analysis.LabelTargetPool: buildPool}
 	conds := func(phase string, when string) []any {
 		var out []any
 		for _, t := range []string{"Prepared", "Building", "Failed", "Interrupted", "Succeeded"} {
@@ -237,22 +237,22 @@ func build(name string, at time.Duration, start time.Time) []change {
 		"spec": map[string]any{"machineConfig": map[string]any{"name": "rendered-" + buildPool + "-" + name}, "machineOSConfig": map[string]any{"name": buildPool},
 			"renderedImagePushSpec": "quay.io/example/os:" + name},
 		"status": map[string]any{"conditions": conds("Prepared", ts(start, at))}}
-	jobObj := map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": job, "namespace": source.DefaultNamespace, "labels": labels},
+	jobObj := map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": job, "namespace": snapshot.DefaultNamespace, "labels": labels},
 		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"restartPolicy": "Never",
 			"containers": []any{map[string]any{"name": "image-build", "image": "quay.io/example/builder"}}}}}}
-	pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": job + "-x7k2p", "namespace": source.DefaultNamespace,
-		"labels": map[string]any{source.LabelJobName: job}},
+	pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": job + "-x7k2p", "namespace": snapshot.DefaultNamespace,
+		"labels": map[string]any{snapshot.LabelJobName: job}},
 		"spec": map[string]any{"containers": []any{map[string]any{"name": "image-build", "image": "quay.io/example/builder"}}}}
 	digest := "quay.io/example/os@sha256:" + fmt.Sprintf("%064x", at/time.Second+1)
 	out := []change{
 		{at: at, kind: "MachineOSBuild", verb: "create", apiVersion: mcp, res: "MachineOSBuild", name: name, body: mustJSON(mosb)},
 		{at: at, kind: "MachineOSConfig", verb: "patch", apiVersion: mcp, res: "MachineOSConfig", name: buildPool,
 			body: mustJSON(map[string]any{"metadata": map[string]any{"annotations": map[string]any{analysis.AnnotationCurrentBuild: name}}})},
-		{at: at + 20*time.Second, kind: "build Job", verb: "create", apiVersion: "batch/v1", res: "Job", name: job, namespace: source.DefaultNamespace, body: mustJSON(jobObj)},
-		{at: at + 20*time.Second, kind: "build pod", verb: "create", apiVersion: "v1", res: "Pod", name: job + "-x7k2p", namespace: source.DefaultNamespace, body: mustJSON(pod)},
-		event(name+".sched", source.DefaultNamespace, at+25*time.Second, start, "Warning", "FailedScheduling", "Pod", job+"-x7k2p", "0/3 nodes are available: 3 Insufficient memory."),
-		event(name+".pulled", source.DefaultNamespace, at+40*time.Second, start, "Normal", "Pulled", "Pod", job+"-x7k2p", "Container image pulled"),
-		event(name+".started", source.DefaultNamespace, at+45*time.Second, start, "Normal", "Started", "Pod", job+"-x7k2p", "Started container image-build"),
+		{at: at + 20*time.Second, kind: "build Job", verb: "create", apiVersion: "batch/v1", res: "Job", name: job, namespace: snapshot.DefaultNamespace, body: mustJSON(jobObj)},
+		{at: at + 20*time.Second, kind: "build pod", verb: "create", apiVersion: "v1", res: "Pod", name: job + "-x7k2p", namespace: snapshot.DefaultNamespace, body: mustJSON(pod)},
+		event(name+".sched", snapshot.DefaultNamespace, at+25*time.Second, start, "Warning", "FailedScheduling", "Pod", job+"-x7k2p", "0/3 nodes are available: 3 Insufficient memory."),
+		event(name+".pulled", snapshot.DefaultNamespace, at+40*time.Second, start, "Normal", "Pulled", "Pod", job+"-x7k2p", "Container image pulled"),
+		event(name+".started", snapshot.DefaultNamespace, at+45*time.Second, start, "Normal", "Started", "Pod", job+"-x7k2p", "Started container image-build"),
 		{at: at + 60*time.Second, kind: "MachineOSBuild", verb: "status", apiVersion: mcp, res: "MachineOSBuild", name: name,
 			body: mustJSON(map[string]any{"status": map[string]any{"conditions": conds("Building", ts(start, at+60*time.Second)), "buildStart": ts(start, at+60*time.Second)}})},
 		{at: at + 10*time.Minute, kind: "MachineOSBuild", verb: "status", apiVersion: mcp, res: "MachineOSBuild", name: name,
@@ -260,8 +260,8 @@ func build(name string, at time.Duration, start time.Time) []change {
 				"buildEnd": ts(start, at+10*time.Minute), "digestedImagePushSpec": digest}})},
 		{at: at + 10*time.Minute, kind: "MachineOSConfig", verb: "status", apiVersion: mcp, res: "MachineOSConfig", name: buildPool,
 			body: mustJSON(map[string]any{"status": map[string]any{"currentImagePullSpec": digest}})},
-		{at: at + 10*time.Minute + 20*time.Second, kind: "build pod", verb: "delete", apiVersion: "v1", res: "Pod", name: job + "-x7k2p", namespace: source.DefaultNamespace},
-		{at: at + 10*time.Minute + 20*time.Second, kind: "build Job", verb: "delete", apiVersion: "batch/v1", res: "Job", name: job, namespace: source.DefaultNamespace},
+		{at: at + 10*time.Minute + 20*time.Second, kind: "build pod", verb: "delete", apiVersion: "v1", res: "Pod", name: job + "-x7k2p", namespace: snapshot.DefaultNamespace},
+		{at: at + 10*time.Minute + 20*time.Second, kind: "build Job", verb: "delete", apiVersion: "batch/v1", res: "Job", name: job, namespace: snapshot.DefaultNamespace},
 	}
 	return out
 }

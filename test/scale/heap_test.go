@@ -17,6 +17,7 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/collector"
 	"github.com/ocl-exporter/ocl_exporter/kubeapi"
 	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // TestHeapProfile runs the exporter's source and renderer in this process
@@ -54,7 +55,7 @@ func TestHeapProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := source.New(clients, source.DefaultNamespace, logger, prometheus.NewRegistry())
+	src := source.New(clients, snapshot.DefaultNamespace, logger, prometheus.NewRegistry())
 	go src.Run(t.Context())
 	if err := src.WaitReady(t.Context()); err != nil {
 		t.Fatal("source not ready:", err)

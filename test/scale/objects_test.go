@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 	"github.com/ocl-exporter/ocl_exporter/test/synth"
 )
@@ -82,7 +82,7 @@ func objects(nodes int) ([]*unstructured.Unstructured, error) {
 // size already created: the generator names objects by index, so each size
 // contains the one before.
 func createAll(ctx context.Context, k *cluster.Kube, objs []*unstructured.Unstructured) error {
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": source.DefaultNamespace}}}
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": snapshot.DefaultNamespace}}}
 	if err := k.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 )
 
@@ -30,7 +30,7 @@ import (
 func stormEvent(i int) *corev1.Event {
 	seen := metav1.NewTime(time.Date(2025, 10, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Millisecond))
 	e := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("storm.%07d", i), Namespace: source.DefaultNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("storm.%07d", i), Namespace: snapshot.DefaultNamespace},
 		Type:       corev1.EventTypeWarning, FirstTimestamp: seen, LastTimestamp: seen, Count: 1,
 		Source: corev1.EventSource{Component: "kubelet"},
 	}
@@ -38,15 +38,15 @@ func stormEvent(i int) *corev1.Event {
 	switch i % 4 {
 	case 0, 2:
 		pod := fmt.Sprintf("machine-config-daemon-%05d", i%5000)
-		e.InvolvedObject = corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: source.DefaultNamespace, Name: pod}
+		e.InvolvedObject = corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: snapshot.DefaultNamespace, Name: pod}
 		e.Reason, e.Message = "BackOff", "Back-off restarting failed container machine-config-daemon in pod "+pod+": "+padding
 	case 1:
-		e.Namespace = source.EventNamespace
+		e.Namespace = snapshot.EventNamespace
 		e.InvolvedObject = corev1.ObjectReference{APIVersion: "machineconfiguration.openshift.io/v1", Kind: "MachineConfigPool", Name: fmt.Sprintf("pool-%d", i%50)}
 		e.Reason, e.Message = "FailedToSync", "syncing pool: "+padding
 		e.Source.Component = "machineconfigcontroller-nodecontroller"
 	default:
-		e.InvolvedObject = corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: source.DefaultNamespace, Name: "build-storm"}
+		e.InvolvedObject = corev1.ObjectReference{APIVersion: "batch/v1", Kind: "Job", Namespace: snapshot.DefaultNamespace, Name: "build-storm"}
 		e.Reason, e.Message = "FailedCreate", "Error creating: pods \"build-storm-x\" is forbidden: "+padding
 		e.Source.Component = "job-controller"
 	}

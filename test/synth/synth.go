@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ocl-exporter/ocl_exporter/analysis"
-	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
 // Size says how big a cluster to make.
@@ -36,7 +36,7 @@ type Size struct {
 // Target is the size the performance targets are set at.
 var Target = Size{Nodes: 2000, LayeredPools: 8, Builds: 500}
 
-const ns = source.DefaultNamespace
+const ns = snapshot.DefaultNamespace
 
 var start = time.Date(2025, 10, 1, 0, 0, 0, 0, time.UTC)
 
@@ -304,7 +304,7 @@ func node(i int, p, image string) (*metav1.PartialObjectMetadata, *mcfgv1.Machin
 func operator() *configv1.ClusterOperator {
 	return &configv1.ClusterOperator{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "config.openshift.io/v1", Kind: "ClusterOperator"},
-		ObjectMeta: meta(source.ClusterOperatorName),
+		ObjectMeta: meta(snapshot.ClusterOperatorName),
 		Status: configv1.ClusterOperatorStatus{Conditions: []configv1.ClusterOperatorStatusCondition{
 			{Type: configv1.OperatorAvailable, Status: configv1.ConditionTrue},
 			{Type: configv1.OperatorDegraded, Status: configv1.ConditionFalse},
@@ -313,7 +313,7 @@ func operator() *configv1.ClusterOperator {
 }
 
 func builder() *appsv1.Deployment {
-	d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: meta(source.BuilderDeploymentName)}
+	d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: meta(snapshot.BuilderDeploymentName)}
 	d.Namespace = ns
 	d.Status.Replicas, d.Status.ReadyReplicas = 1, 1
 	return d

@@ -1,5 +1,0 @@
-//go:build !race
-
-package source
-
-const raceDetector = false
