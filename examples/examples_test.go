@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ocl-exporter/ocl_exporter/source"
+	"github.com/ocl-exporter/ocl_exporter/test/scenario"
 )
 
 const mcoNamespace = "openshift-machine-config-operator"
@@ -94,6 +95,7 @@ func TestFixtures(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(root), func(t *testing.T) {
+			root := scenario.Dir(t, root)
 			objs := load(t, root)
 			if len(objs) == 0 {
 				t.Fatalf("%s: no objects", root)
