@@ -44,8 +44,8 @@ type Take struct {
 	Files    []string `json:"files"`
 }
 
-// Derived reports whether dir declares files it does not hold.
-func Derived(dir string) bool {
+// derived reports whether dir declares files it does not hold.
+func derived(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, File))
 	return err == nil
 }
@@ -55,7 +55,7 @@ func Derived(dir string) bool {
 // removed when the test ends.
 func Dir(t testing.TB, dir string) string {
 	t.Helper()
-	if !Derived(dir) {
+	if !derived(dir) {
 		return dir
 	}
 	out := filepath.Join(t.TempDir(), filepath.Base(dir))
@@ -69,7 +69,7 @@ func Dir(t testing.TB, dir string) string {
 // complete, else a temporary copy of the same base name, removed once f
 // returns.
 func With(dir string, f func(dir string) error) error {
-	if !Derived(dir) {
+	if !derived(dir) {
 		return f(dir)
 	}
 	tmp, err := os.MkdirTemp("", "scenario-")
