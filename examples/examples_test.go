@@ -17,7 +17,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	configv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -27,6 +26,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
+	"github.com/ocl-exporter/ocl_exporter/test/scenario"
 )
 
 const mcoNamespace = "openshift-machine-config-operator"
@@ -93,6 +95,7 @@ func TestFixtures(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(root), func(t *testing.T) {
+			root := scenario.Dir(t, root)
 			objs := load(t, root)
 			if len(objs) == 0 {
 				t.Fatalf("%s: no objects", root)

@@ -21,10 +21,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
+	"github.com/ocl-exporter/ocl_exporter/test/scenario"
 )
 
 // Release is a must-gather image's minor release: 16 for 4.16.
@@ -122,8 +124,17 @@ func WriteMustGather(from, dir string, o MustGatherOptions) (string, error) {
 	return filepath.Join(dir, strings.Split(o.imageDir(), "/")[0]), nil
 }
 
-// readObjects reads every object of the flat snapshot, Lists expanded.
-func readObjects(dir string) ([]*unstructured.Unstructured, error) {
+// readObjects reads every object of the flat snapshot (a seed scenario
+// whole: test/scenario), Lists expanded.
+func readObjects(dir string) (out []*unstructured.Unstructured, _ error) {
+	return out, scenario.With(dir, func(dir string) error {
+		var err error
+		out, err = readFlat(dir)
+		return err
+	})
+}
+
+func readFlat(dir string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(p)) {

@@ -22,15 +22,17 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/analysis"
 	"github.com/ocl-exporter/ocl_exporter/source"
 	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
+	"github.com/ocl-exporter/ocl_exporter/test/scenario"
 )
 
 // Now is the fixed evaluation time of test views.
 var Now = time.Date(2025, 10, 17, 13, 0, 0, 0, time.UTC)
 
-// Source loads dir, starts the informers and waits until they have synced.
+// Source loads dir (a seed scenario whole: test/scenario), starts the
+// informers and waits until they have synced.
 func Source(t testing.TB, dir string) *source.Source {
 	t.Helper()
-	objs, err := snapshot.Load(os.DirFS(dir), ".", slog.New(slog.DiscardHandler))
+	objs, err := snapshot.Load(os.DirFS(scenario.Dir(t, dir)), ".", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func FromObjects(t testing.TB, objs []runtime.Object) *source.Source {
 // included, and waits until the informers have synced.
 func Snapshot(t testing.TB, dir string) *source.Source {
 	t.Helper()
-	mem, err := snapshot.OpenSnapshot(t.Context(), dir, slog.New(slog.DiscardHandler))
+	mem, err := snapshot.OpenSnapshot(t.Context(), scenario.Dir(t, dir), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +110,7 @@ func Cluster(t testing.TB, dir string) *analysis.Cluster {
 // knowledge of what was captured.
 func FlatAs(t testing.TB, dir string, like *source.Source) *source.Source {
 	t.Helper()
-	objs, err := snapshot.Load(os.DirFS(dir), ".", slog.New(slog.DiscardHandler))
+	objs, err := snapshot.Load(os.DirFS(scenario.Dir(t, dir)), ".", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/ocl-exporter/ocl_exporter/test/scenario"
 )
 
 // OlderMustGather lists the files of the kinds a must-gather of OpenShift
@@ -14,11 +16,13 @@ import (
 // relatedObjects do not list them).
 var OlderMustGather = []string{"machineosconfigs.yaml", "machineosbuilds.yaml", "machineconfignodes.yaml"}
 
-// Without copies the fixture tree dir into a temporary directory, less the
-// files with the given base names, and returns the copy.
+// Without copies the fixture tree dir (a seed scenario whole:
+// test/scenario) into a temporary directory, less the files with the
+// given base names, and returns the copy.
 func Without(t testing.TB, dir string, names ...string) string {
 	t.Helper()
 	out := t.TempDir()
+	dir = scenario.Dir(t, dir)
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || slices.Contains(names, d.Name()) {
 			return err

@@ -33,6 +33,7 @@ var env struct {
 	kube        *kube
 	crds        map[string]*unstructured.Unstructured // by resource name, e.g. machineosbuilds.machineconfiguration.openshift.io
 	bundle      []*unstructured.Unstructured
+	scenarios   string // the seed scenarios, whole (materializeScenarios)
 	exporterBin string
 	exporter    *exporter
 	// baseline is the scrape of the cluster with no OCL objects.
@@ -68,6 +69,9 @@ func setUpAndRun(m *testing.M) (code int, err error) {
 			fmt.Fprintf(os.Stderr, "e2e: server logs and configuration kept in %s\n", env.dir)
 		}
 	}()
+	if env.scenarios, err = materializeScenarios(env.dir); err != nil {
+		return 1, err
+	}
 	begin := time.Now()
 	env.cluster, err = cluster.Start(env.dir, tools["E2E_ETCD"], tools["E2E_KUBE_APISERVER"])
 	defer func() {

@@ -24,6 +24,7 @@ import (
 	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/source/sourcetest"
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
+	seed "github.com/ocl-exporter/ocl_exporter/test/scenario"
 )
 
 // settle is how long the exporter may take to show a change.
@@ -43,9 +44,9 @@ var timeValued = []string{
 // MachineOSBuilds) are not: the API server serves today's CRDs, whose v1
 // would refuse them, so they are read offline only (docs/versions.md).
 func fixtureDirs(t *testing.T) []string {
-	dirs, err := filepath.Glob(filepath.Join(repoRoot, "testdata", "scenarios", "*"))
+	dirs, err := filepath.Glob(filepath.Join(env.scenarios, "*"))
 	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no scenarios under testdata/scenarios: %v", err)
+		t.Fatalf("no scenarios under %s: %v", env.scenarios, err)
 	}
 	dirs = slices.DeleteFunc(dirs, func(d string) bool { return olderRelease.MatchString(filepath.Base(d)) })
 	return append(dirs, filepath.Join(repoRoot, "examples", "snapshot"))
@@ -119,8 +120,27 @@ func removeAndExpectBaseline(t *testing.T, m *monitoring, objs []*unstructured.U
 	}
 }
 
-// scenario is the directory of a seed scenario.
-func scenario(name string) string { return filepath.Join(repoRoot, "testdata", "scenarios", name) }
+// scenario is the directory of a seed scenario, whole (test/scenario).
+func scenario(name string) string { return filepath.Join(env.scenarios, name) }
+
+// materializeScenarios writes every seed scenario whole under dir, for
+// the exporter and diagnose to read by its path as a user's snapshot.
+func materializeScenarios(dir string) (string, error) {
+	dirs, err := filepath.Glob(filepath.Join(repoRoot, "testdata", "scenarios", "*"))
+	if err != nil {
+		return "", err
+	}
+	if len(dirs) == 0 {
+		return "", fmt.Errorf("no scenarios under %s", filepath.Join(repoRoot, "testdata", "scenarios"))
+	}
+	out := filepath.Join(dir, "scenarios")
+	for _, d := range dirs {
+		if err := seed.Materialize(d, filepath.Join(out, filepath.Base(d))); err != nil {
+			return "", err
+		}
+	}
+	return out, nil
+}
 
 // offline is what the exporter exports for dir in snapshot mode: the same
 // loader, informers and collector on fake clientsets.

@@ -17,6 +17,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
+	"github.com/ocl-exporter/ocl_exporter/test/scenario"
 )
 
 // File is the name of a lifecycle's description in its directory.
@@ -225,13 +226,23 @@ func (l *Lifecycle) States() ([]State, error) {
 	return out, nil
 }
 
+// LoadSnapshot reads the objects of a stage's snapshot, a seed scenario
+// whole (test/scenario).
+func LoadSnapshot(dir string) (objs []*unstructured.Unstructured, _ error) {
+	return objs, scenario.With(dir, func(dir string) error {
+		var err error
+		objs, err = cluster.LoadDir(dir)
+		return err
+	})
+}
+
 // apply derives a stage's objects from the previous ones, leaving those
 // untouched.
 func (l *Lifecycle) apply(prev []*unstructured.Unstructured, s Stage) ([]*unstructured.Unstructured, error) {
 	objs := slices.Clone(prev)
 	if s.Snapshot != "" {
 		var err error
-		if objs, err = cluster.LoadDir(filepath.Join(l.Dir, s.Snapshot)); err != nil {
+		if objs, err = LoadSnapshot(filepath.Join(l.Dir, s.Snapshot)); err != nil {
 			return nil, err
 		}
 	}

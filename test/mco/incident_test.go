@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/ocl-exporter/ocl_exporter/test/cluster"
 	"github.com/ocl-exporter/ocl_exporter/test/lifecycle"
 )
 
@@ -86,7 +85,7 @@ func runIncidentFrom(t *testing.T, name string, fromState bool, steps []step) *i
 	}
 	snapshot := in.states[0].Objects
 	if !fromState {
-		if snapshot, err = cluster.LoadDir(filepath.Join(l.Dir, l.Stages[0].Snapshot)); err != nil {
+		if snapshot, err = lifecycle.LoadSnapshot(filepath.Join(l.Dir, l.Stages[0].Snapshot)); err != nil {
 			t.Fatal(err)
 		}
 	}
