@@ -11,7 +11,7 @@ import (
 // nothing; beyond maxScrapers the least recent is forgotten.
 func TestScrapeClock(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	at := t0.Add
 	var c scrapeClock
 	c.scraped("10.0.0.1", at(0))
 	if c.due(at(30*time.Second), time.Second) {
