@@ -71,7 +71,7 @@ type attempt struct {
 	generation uint64
 }
 
-// Bounds on the log of a failing render: it is retried every interval, and
+// Bounds on the log of a failing render: it is retried after each change, and
 // an error naming every duplicate series runs to kilobytes.
 const (
 	failureLogBytes = 512
