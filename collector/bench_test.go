@@ -22,8 +22,8 @@ func synthetic(b testing.TB, nodes int) *source.Source {
 }
 
 // BenchmarkRender is one render: the view, the analysis, the samples,
-// their checks and sorting, and the text. The Renderer pays it in the
-// background, at most once per render interval, and only after a change;
+// their checks and sorting, and the text. The Renderer pays it after a
+// change, once before each scrape (or in one);
 // its allocations are the transient memory of a render, on top of the
 // caches, so they set the exporter's peak (the first render, at start-up)
 // and how far the heap swings in a cluster that changes. alloc-B/series

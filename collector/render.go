@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,8 +18,12 @@ import (
 // checking and sorting tens of thousands of series costs far more than
 // encoding them, and a cluster changes much less often than it is scraped.
 // The text is encoded once per render too, so a scrape only copies bytes.
-// It re-renders at most once per interval, and only when the source's
-// generation moved, so the metrics lag the cluster by at most the interval.
+// A render nobody reads is not made: while the cluster changes, it renders
+// just before each scrape it expects (scrapeClock), and a scrape that finds
+// the latest render older than the interval while the cluster changed
+// since renders itself. So a scrape's metrics lag the cluster by at most
+// the interval, and a changing cluster costs a render per scrape, not one
+// per interval (docs/performance.md, "Cost under churn").
 type Renderer struct {
 	collector *Collector
 	// families are the collector's, by name: the exposition's order.
@@ -27,18 +32,27 @@ type Renderer struct {
 	ready      func() bool
 	logger     *slog.Logger
 
+	// interval bounds how far a scrape's metrics lag the cluster, set by
+	// Run.
+	interval atomic.Int64
 	// latest is the latest render, encoded. The families it was encoded
 	// from are not kept: they take several times its memory.
 	latest atomic.Pointer[rendering]
+	// tried is the start of the latest render done, failed or not: what a
+	// scrape compares with the interval.
+	tried atomic.Pointer[attempt]
+	// scrapes predicts the next scrape.
+	scrapes scrapeClock
 	// readyRendered is set once a render began after the source was ready:
 	// from then on scrapes see a complete view.
 	readyRendered atomic.Bool
 	// failure is the error of the last render, nil after a good one.
 	failure atomic.Pointer[string]
-	// logged and loggedAt remember the last failure logged, textSize the
-	// length of the last render (the next one's buffer starts there rather
-	// than doubling up to it), renders counts them; only Run's goroutine
-	// renders, so they need no lock.
+	// mu makes one render at a time, Run's or a scrape's, and guards the
+	// rest: logged and loggedAt remember the last failure logged, textSize
+	// the length of the last render (the next one's buffer starts there
+	// rather than doubling up to it), renders counts them.
+	mu       sync.Mutex
 	logged   string
 	loggedAt time.Time
 	textSize int
@@ -51,7 +65,13 @@ type rendering struct {
 	number uint64
 }
 
-// Bounds on the log of a failing render: it is retried every interval, and
+// attempt is when a render began and the generation it read then.
+type attempt struct {
+	started    time.Time
+	generation uint64
+}
+
+// Bounds on the log of a failing render: it is retried after each change, and
 // an error naming every duplicate series runs to kilobytes.
 const (
 	failureLogBytes = 512
@@ -77,13 +97,17 @@ func NewRenderer(c *Collector, src GenerationSource, logger *slog.Logger) (*Rend
 	return &Renderer{collector: c, families: families, generation: src.Generation, ready: src.Ready, logger: logger}, nil
 }
 
-// Run renders now and then every interval while the generation moves,
-// until ctx ends. It also renders as soon as the source becomes ready, so
-// /readyz turns ready then, not up to an interval later (20 s with
+// Run renders now, then while the generation moves only when a scrape is
+// due, until ctx ends: it looks every half interval, so that the render
+// before a scrape begins at most half an interval ahead of it, and a
+// scrape up to half an interval late still finds it fresh. It also
+// renders as soon as the source becomes ready, so /readyz turns ready
+// then, not up to an interval later (20 s with
 // --collector.render-interval=20s).
 func (r *Renderer) Run(ctx context.Context, interval time.Duration) {
-	rendered := r.render()
-	t := time.NewTicker(interval)
+	r.interval.Store(int64(interval))
+	r.renderNow()
+	t := time.NewTicker(max(interval/2, time.Millisecond))
 	defer t.Stop()
 	untilReady := time.NewTicker(min(interval, readyPoll))
 	defer untilReady.Stop()
@@ -95,28 +119,69 @@ func (r *Renderer) Run(ctx context.Context, interval time.Duration) {
 			if r.ready() {
 				untilReady.Stop() // once: its channel never fires again
 				if !r.readyRendered.Load() {
-					rendered = r.render()
+					r.renderNow()
 				}
 			}
-		case <-t.C:
-			if g := r.generation(); g != rendered || !r.readyRendered.Load() {
-				rendered = r.render()
+		case now := <-t.C:
+			if !r.readyRendered.Load() || r.changed() && r.scrapes.due(now, interval/2) {
+				r.renderNow()
 			}
 		}
 	}
 }
 
+// changed says whether the generation moved since the latest render began.
+func (r *Renderer) changed() bool {
+	a := r.tried.Load()
+	return a == nil || a.generation != r.generation()
+}
+
+// Scrape is the render a scrape by client serves: the latest, unless it
+// began more than the interval ago and the cluster changed since, when
+// the scrape renders (or waits for the render under way). Scrapes also
+// teach the renderer when to render next.
+func (r *Renderer) Scrape(client string) (text []byte, render uint64) {
+	now := time.Now()
+	r.scrapes.scraped(client, now)
+	if !r.fresh(now) {
+		r.mu.Lock()
+		if !r.fresh(now) { // a render that was under way may do
+			r.render()
+		}
+		r.mu.Unlock()
+	}
+	return r.Latest()
+}
+
+// fresh says whether the latest render holds every change older than the
+// interval at now.
+func (r *Renderer) fresh(now time.Time) bool {
+	a := r.tried.Load()
+	return a != nil && (now.Sub(a.started) <= time.Duration(r.interval.Load()) || a.generation == r.generation())
+}
+
+// renderNow renders, waiting for a scrape's render under way.
+func (r *Renderer) renderNow() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.render()
+}
+
 // readyPoll is how often Run looks whether the source became ready.
 const readyPoll = 50 * time.Millisecond
 
-// render encodes the collector's samples and returns the generation it
-// started from. A failed render keeps the last one.
-func (r *Renderer) render() uint64 {
-	gen, ready := r.generation(), r.ready()
+// render encodes the collector's samples, with mu held. A failed render
+// keeps the last one.
+func (r *Renderer) render() {
+	tried := &attempt{started: time.Now(), generation: r.generation()}
+	// Stored once done, after the render: a scrape that finds it fresh
+	// finds its text in latest.
+	defer r.tried.Store(tried)
+	ready := r.ready()
 	text, err := r.encode()
 	if err != nil {
 		r.fail(err)
-		return gen
+		return
 	}
 	r.failure.Store(nil)
 	r.renders++
@@ -124,7 +189,6 @@ func (r *Renderer) render() uint64 {
 	if ready {
 		r.readyRendered.Store(true)
 	}
-	return gen
 }
 
 // fail keeps the error for Failure and logs it, cut to failureLogBytes,
@@ -154,7 +218,7 @@ func (r *Renderer) Failure() string {
 // encoded when rendered, and its number: a scrape copies bytes, and a
 // server may keep what it derives from them (their gzip form) until the
 // number moves. Before the first render the text is empty and the number
-// 0.
+// 0. Unlike Scrape, it never renders.
 func (r *Renderer) Latest() (text []byte, render uint64) {
 	if l := r.latest.Load(); l != nil {
 		return l.text, l.number

@@ -40,7 +40,7 @@ func (c *changing) Status() []snapshot.ResourceStatus {
 
 // TestRendererFollowsGeneration runs in a synctest bubble: the renderer's
 // tickers run on the bubble's clock, so "no re-render while the generation
-// stands still" is checked after six ticks have really passed, however
+// stands still" is checked after six intervals have really passed, however
 // loaded the machine is.
 func TestRendererFollowsGeneration(t *testing.T) {
 	synctest.Test(t, testRendererFollowsGeneration)
@@ -59,26 +59,14 @@ func testRendererFollowsGeneration(t *testing.T) {
 	defer cancel()
 	go r.Run(ctx, 5*time.Millisecond)
 
-	value := func() float64 {
-		text, _ := r.Latest()
-		parser := expfmt.NewTextParser(model.UTF8Validation)
-		families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if mf, ok := families["ocl_exporter_resource_available"]; ok {
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-		return -1
-	}
-	// One tick, then every goroutine of the bubble is blocked again: the
-	// renderer has done what that tick asks.
-	tick := func(n int) {
+	// One interval, then every goroutine of the bubble is blocked again:
+	// the renderer has done what its ticks ask.
+	wait := func(n int) {
 		time.Sleep(time.Duration(n) * 5 * time.Millisecond)
 		synctest.Wait()
 	}
-	tick(1)
-	if v := value(); v != 0 {
+	wait(1)
+	if v := resourceAvailable(t, r.Latest); v != 0 {
 		t.Fatalf("resource_available = %v after the first render, want 0", v)
 	}
 	if !r.Ready() {
@@ -86,18 +74,42 @@ func testRendererFollowsGeneration(t *testing.T) {
 	}
 
 	src.available.Store(true)
-	tick(6)
-	if value() != 0 {
+	wait(6)
+	if resourceAvailable(t, r.Latest) != 0 || resourceAvailable(t, scrapeBy(r, "a")) != 0 {
 		t.Fatal("re-rendered although the generation did not move")
 	}
 	src.gen.Add(1)
-	tick(1)
-	if v := value(); v != 1 {
-		t.Fatalf("resource_available = %v one tick after the generation moved, want 1", v)
+	wait(6)
+	if r.Renders() != 1 {
+		t.Fatalf("%d renders with no scrape due, want the first alone", r.Renders())
+	}
+	if v := resourceAvailable(t, scrapeBy(r, "a")); v != 1 {
+		t.Fatalf("resource_available = %v, scraped six intervals after the generation moved, want 1", v)
 	}
 	if n := testutil.CollectAndCount(New(src, DefaultOptions), "ocl_exporter_resource_available"); n != 1 {
 		t.Errorf("direct collection has %d series", n)
 	}
+}
+
+// scrapeBy is r's Scrape by client, as Latest is r's.
+func scrapeBy(r *Renderer, client string) func() ([]byte, uint64) {
+	return func() ([]byte, uint64) { return r.Scrape(client) }
+}
+
+// resourceAvailable parses a render's ocl_exporter_resource_available, -1
+// when absent.
+func resourceAvailable(t *testing.T, render func() ([]byte, uint64)) float64 {
+	t.Helper()
+	text, _ := render()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mf, ok := families["ocl_exporter_resource_available"]; ok {
+		return mf.GetMetric()[0].GetGauge().GetValue()
+	}
+	return -1
 }
 
 // TestFailingRenderIsReportedAndLoggedBriefly: a view that yields duplicate

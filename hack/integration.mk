@@ -180,7 +180,8 @@ bench-scale: $(E2E_APISERVER) $(E2E_ETCD) $(E2E_KSM)
 ## seconds an hour, RSS, renders an
 ## hour, into CHURN_RESULTS, which keeps the results of the sizes and
 ## render intervals not run (run each at the speed the machine keeps up
-## with);
+## with); CHURN_PROFILE=<dir> (from the environment) writes the
+## exporter's CPU profile over the hour there;
 ## `go test ./test/scale/ -run TestPlotCurrent -update` redraws the table.
 CHURN_SIZES   ?= 2000,10000
 CHURN_SPEEDUP ?= 10

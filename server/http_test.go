@@ -128,9 +128,9 @@ type bigThenSmall struct {
 	served atomic.Int32
 }
 
-func (p *bigThenSmall) Latest() ([]byte, uint64) {
+func (p *bigThenSmall) Scrape(string) ([]byte, uint64) {
 	if p.served.Add(1) <= p.first {
-		return p.big.Latest()
+		return p.big.Scrape("")
 	}
 	return []byte(rendered), 2
 }

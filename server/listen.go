@@ -244,9 +244,13 @@ func clientOf(a net.Addr) string {
 		}
 		return ip.String()
 	}
-	s := a.String()
-	if host, _, err := net.SplitHostPort(s); err == nil {
+	return hostOf(a.String())
+}
+
+// hostOf is the host of an address, or the address if it has no port.
+func hostOf(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
 		return host
 	}
-	return s
+	return addr
 }

@@ -16,9 +16,10 @@ import (
 // Prerendered is exposition text encoded ahead of scrapes (see
 // collector.Renderer): the bulk of a scrape, copied rather than built.
 type Prerendered interface {
-	// Latest is the latest render and its number, which grows with every
-	// render: the same number is the same text, which is never modified.
-	Latest() (text []byte, render uint64)
+	// Scrape is the render a scrape by client (its address) serves and
+	// its number, which grows with every render: the same number is the
+	// same text, which is never modified.
+	Scrape(client string) (text []byte, render uint64)
 }
 
 // textFormat is the only format served: every Prometheus reads it, and
@@ -80,7 +81,7 @@ func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	b := scrapeBuffers.Get().(*scrapeBuffer)
 	defer scrapeBuffers.Put(b)
-	render, registry := m.renderPart(), m.registryPart()
+	render, registry := m.renderPart(r), m.registryPart()
 	b.perScrape = m.perScrape(b.perScrape[:0])
 	b.out.Reset()
 	h := w.Header()
@@ -117,11 +118,13 @@ type scrapeBuffer struct {
 
 var scrapeBuffers = sync.Pool{New: func() any { return new(scrapeBuffer) }}
 
-func (m *metrics) renderPart() *part {
+// renderPart is the render a scrape serves. Scrapers are told apart by
+// host: the replicas of a Prometheus pair scrape from hosts of their own.
+func (m *metrics) renderPart(r *http.Request) *part {
 	var text []byte
 	var number uint64
 	if m.cfg.Rendered != nil {
-		text, number = m.cfg.Rendered.Latest()
+		text, number = m.cfg.Rendered.Scrape(hostOf(r.RemoteAddr))
 	}
 	return m.render.get(number, true, func() []byte { return text })
 }

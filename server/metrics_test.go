@@ -25,7 +25,7 @@ import (
 // text is a render that never changes.
 type text string
 
-func (t text) Latest() ([]byte, uint64) { return []byte(t), 1 }
+func (t text) Scrape(string) ([]byte, uint64) { return []byte(t), 1 }
 
 const rendered = "# HELP mosc_info Info.\n# TYPE mosc_info gauge\nmosc_info{machineosconfig=\"infra\"} 1\n"
 
@@ -178,7 +178,7 @@ type varying struct {
 	number uint64
 }
 
-func (v *varying) Latest() ([]byte, uint64) {
+func (v *varying) Scrape(string) ([]byte, uint64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return []byte(v.text), v.number
@@ -275,7 +275,7 @@ func TestScrapeDecodesToTheExposition(t *testing.T) {
 	render.set(exposition())
 	url, own := exactServer(t, render)
 	for round := range 2 {
-		want, _ := render.Latest()
+		want, _ := render.Scrape("")
 		for _, enc := range append(acceptEncodings, "absent") {
 			h := &enc
 			if enc == "absent" {
@@ -319,7 +319,7 @@ func TestScrapeDecodesWithGzipTool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("gzip -dc: %v: %s", err, stderr.String())
 	}
-	if want, _ := render.Latest(); string(got) != string(want)+own {
+	if want, _ := render.Scrape(""); string(got) != string(want)+own {
 		t.Fatalf("gzip -dc gives %d bytes, want %d\n%s", len(got), len(want)+len(own), firstDifference(string(got), string(want)+own))
 	}
 }
@@ -333,7 +333,7 @@ func FuzzScrapeAcceptEncoding(f *testing.F) {
 	render := &varying{}
 	render.set(rendered + strings.Repeat("mosc_info{machineosconfig=\"a\"} 1\n", 2000))
 	h, own := exactHandler(f, render)
-	want, _ := render.Latest()
+	want, _ := render.Scrape("")
 	f.Fuzz(func(t *testing.T, enc string) {
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		req.Header["Accept-Encoding"] = []string{enc}
@@ -359,7 +359,7 @@ func TestScrapesOfARenderCompressItOnce(t *testing.T) {
 	url, own := exactServer(t, render)
 	for range 3 {
 		render.set(exposition()[:200000+int(render.number)])
-		want, _ := render.Latest()
+		want, _ := render.Scrape("")
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
@@ -404,7 +404,7 @@ type blocking struct {
 	entered, release chan struct{}
 }
 
-func (b blocking) Latest() ([]byte, uint64) {
+func (b blocking) Scrape(string) ([]byte, uint64) {
 	b.entered <- struct{}{}
 	<-b.release
 	return nil, 0

@@ -126,7 +126,7 @@ func newApp(stderr io.Writer) (*kingpin.Application, *options) {
 		Default(server.DefaultAuthCacheTTL.String()).DurationVar(&o.authCacheTTL)
 	app.Flag("auth.kubernetes.audience", "With --auth.kubernetes, accept only tokens issued for this audience (TokenReview spec.audiences); repeatable. Default: the API server's own audience, which service account tokens carry.").
 		StringsVar(&o.authAudiences)
-	app.Flag("collector.render-interval", "How often the OCL metrics are re-rendered when the cluster changed; scrapes serve the latest render, so this bounds how far the metrics lag the cluster.").
+	app.Flag("collector.render-interval", "How far the metrics a scrape serves may lag the cluster. While the cluster changes, the OCL metrics are rendered just before each scrape expected from its scrapers' last ones, not on a timer, and a scrape that finds the latest render older than this renders them itself.").
 		Default("1s").DurationVar(&o.renderInterval)
 	app.Flag("web.port-forward-address", "Also serve /status, and nothing else, without TLS or authentication, on this loopback address (127.0.0.1:PORT or [::1]:PORT), for `oc port-forward`: in a pod, only whoever may port-forward to it reaches it. The runbooks' first command reads it. Default: none.").
 		StringVar(&o.portForward)

@@ -132,7 +132,7 @@ func newExporter(ctx context.Context, o *options, logger *slog.Logger) (*exporte
 	status := server.StatusHandler(statusReport(src, o), src.Generation, logger)
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "ocl_exporter_renders_total",
-		Help: "Renders of the OCL metrics: one after a change of the cluster, at most one per --collector.render-interval.",
+		Help: "Renders of the OCL metrics: one per scrape at most, after the cluster changed; none while nobody scrapes.",
 	}, func() float64 { return float64(renderer.Renders()) }))
 	registryGeneration := func() uint64 { return src.MetricsGeneration() + renderer.Renders() }
 	handler, err := server.Handler(server.Config{

@@ -40,7 +40,8 @@ import (
 // changing and added for the rest of the hour; the exporter's on a second
 // one run at the real render interval, whose ticks the played hour
 // already holds. Sizes: CHURN_SIZES
-// (2000,10000); CHURN_RESULTS writes the results (make bench-churn).
+// (2000,10000); CHURN_RESULTS writes the results (make bench-churn);
+// CHURN_PROFILE, a directory, the exporter's CPU profile over the hour.
 func TestChurn(t *testing.T) {
 	bins := servers(t, "bench-churn")
 	speedup, err := strconv.ParseFloat(env("CHURN_SPEEDUP", "10"), 64)
@@ -83,7 +84,7 @@ func TestChurn(t *testing.T) {
 		h := &churnHour{dir: dir, c: c, k: kf, speedup: speedup, idle: idle, nodes: nodes, interval: interval,
 			changes: plan(names, pools, time.Now(), fmt.Sprintf("n%d-%s", nodes, strings.ReplaceAll(interval.String(), ".", "")))}
 		scaled := time.Duration(float64(interval) / speedup).String()
-		rs, err := h.measure(t.Context(), subjects(exporterBin, bins["SCALE_KSM"], "--collector.render-interval", scaled),
+		rs, err := h.measure(t.Context(), subjects(exporterBin, bins["SCALE_KSM"], append([]string{"--collector.render-interval", scaled}, churnProfileArgs()...)...),
 			subjects(exporterBin, "", "--collector.render-interval", interval.String())[0])
 		if err != nil {
 			t.Fatalf("%d nodes: %v", nodes, err)
@@ -359,10 +360,11 @@ func (h *churnHour) play(ctx context.Context, all []*running) error {
 	running, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
-	errs := make(chan error, len(all))
+	errs := make(chan error, 2*len(all))
 	for i, e := range all {
 		// Apart by half the interval: their scrapes do not meet.
 		wg.Go(func() { errs <- h.observe(running, e, begin.Add(h.real(time.Duration(i)*15*time.Second))) })
+		wg.Go(func() { errs <- h.profileHour(ctx, e) })
 	}
 	lag, err := h.drive(running, begin)
 	run := time.Since(begin)

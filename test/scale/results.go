@@ -227,7 +227,7 @@ func ChurnTable(rs []ChurnResult) string {
 	for _, r := range rs {
 		renders := ""
 		if r.Exporter == Ours {
-			renders = fmt.Sprintf("%.0f (every %gs at most)", r.RendersPerHour, r.RenderIntervalSeconds)
+			renders = fmt.Sprintf("%.0f", r.RendersPerHour)
 		}
 		fmt.Fprintf(&b, "| %d | %s | %.1f | %.1f | %s | %.1f | %.1f | %d | %d | %.0f s (%.0f×) | %.1f s | %.1f |\n",
 			r.Nodes, r.Exporter, r.CPUSecondsPerHour, r.IdleCPUPerSecond*(3600-r.RunSeconds), renders, r.RSSMedianMiB, r.RSSMaxMiB, r.Scrapes, r.Changes,
