@@ -138,13 +138,15 @@ clean:
 ## generate: rewrite every generated file, in the order they depend on
 ## each other: the golden exposition, the limits diagnose reads from the
 ## rules, the promtool series and lifecycles, the reports' goldens, the
-## committed must-gather trees, the dashboards' JSON, the bundle and
-## docs/flags.md. Review the diff and commit it; check-generated (CI)
-## fails while a committed file differs from what this writes.
-GENERATE_PKGS := ./collector/ ./alerts/rulelimits/ ./alerts/ ./diagnose/ ./review/ ./source/sourcetest/
+## committed must-gather trees (before the reports: diagnose reads them),
+## the dashboards' JSON, the bundle and docs/flags.md. Review the diff and
+## commit it; check-generated (CI) fails while a committed file differs
+## from what this writes. A step that fails prints its test output.
+GENERATE_PKGS := ./collector/ ./alerts/rulelimits/ ./alerts/ ./source/sourcetest/ ./diagnose/ ./review/
 .PHONY: generate check-generated
 generate:
-	@set -e; for p in $(GENERATE_PKGS); do echo "go test $$p -update"; $(GO) test -count=1 $$p -update >/dev/null; done
+	@set -e; for p in $(GENERATE_PKGS); do echo "go test $$p -update"; \
+		out=$$($(GO) test -count=1 $$p -update 2>&1) || { echo "$$out"; exit 1; }; done
 	$(MAKE) --no-print-directory dashboards bundle docs
 
 ## check-generated: make generate, then fail if it changed a file (on a

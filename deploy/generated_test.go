@@ -71,7 +71,7 @@ func TestPrometheusRuleEqualsAlerts(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.MarshalIndent(got, "", "  ")
 		w, _ := json.MarshalIndent(want, "", "  ")
-		t.Errorf("PrometheusRule groups differ from alerts/*rules.yaml; run `make bundle`.\ngot:  %s\nwant: %s", g, w)
+		t.Errorf("PrometheusRule groups differ from alerts/*rules.yaml; run `make generate`.\ngot:  %s\nwant: %s", g, w)
 	}
 }
 
@@ -105,7 +105,7 @@ func TestDashboardsAreConsoleConfigMaps(t *testing.T) {
 		}
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("dashboard ConfigMaps hold %d dashboards, dashboards/ has %d, or their content differs; run `make bundle`", len(got), len(want))
+		t.Errorf("dashboard ConfigMaps hold %d dashboards, dashboards/ has %d, or their content differs; run `make generate`", len(got), len(want))
 	}
 }
 

@@ -225,6 +225,9 @@ func checkMeta(t *testing.T, o object) {
 
 func checkObject(t *testing.T, o object) {
 	t.Helper()
+	if o.obj == nil { // undecodable or of an unknown kind: decode said so
+		return
+	}
 	errf := func(format string, args ...any) {
 		t.Errorf("%s: %s %q: %s", o.where, o.kind, o.obj.GetName(), fmt.Sprintf(format, args...))
 	}

@@ -30,7 +30,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		}
 		entries, err := os.ReadDir(filepath.Join(root, o.dir))
 		if err != nil {
-			t.Fatalf("%v; run `make bundle`", err)
+			t.Fatalf("%v; run `make generate`", err)
 		}
 		got := map[string][]byte{}
 		for _, e := range entries {
@@ -42,14 +42,14 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		}
 		for name, b := range want {
 			if g, ok := got[name]; !ok {
-				t.Errorf("%s/%s is missing; run `make bundle`", o.dir, name)
+				t.Errorf("%s/%s is missing; run `make generate`", o.dir, name)
 			} else if !bytes.Equal(g, b) {
-				t.Errorf("%s/%s differs from what alerts/ and dashboards/ generate; run `make bundle`", o.dir, name)
+				t.Errorf("%s/%s differs from what alerts/ and dashboards/ generate; run `make generate`", o.dir, name)
 			}
 		}
 		for name := range got {
 			if _, ok := want[name]; !ok {
-				t.Errorf("%s/%s is stale: nothing generates it; run `make bundle`", o.dir, name)
+				t.Errorf("%s/%s is stale: nothing generates it; run `make generate`", o.dir, name)
 			}
 		}
 	}
@@ -250,7 +250,7 @@ func TestGeneratedLinksResolve(t *testing.T) {
 	}
 	for _, r := range committedAlerts(t, root) {
 		if u, want := r.Annotations["runbook_url"], runbooks.Main+r.Alert+".md"; u != want {
-			t.Errorf("%s: runbook_url %q, want %q (make bundle)", r.Alert, u, want)
+			t.Errorf("%s: runbook_url %q, want %q (make generate)", r.Alert, u, want)
 		}
 	}
 	checked := map[string]bool{}
