@@ -151,11 +151,16 @@ type disruptionStack struct {
 }
 
 // startDisruptionStack runs one exporter pod of dep per name, under
-// env.dir/<name>, and waits until Prometheus scrapes them all.
+// env.dir/<name>, emptied first, and waits until Prometheus scrapes them all.
 func startDisruptionStack(t *testing.T, name string, dep *unstructured.Unstructured, pods ...string) *disruptionStack {
 	t.Helper()
 	s := &disruptionStack{dir: filepath.Join(env.dir, name), dep: dep}
 	openshiftPriorityClass(t)
+	// A fresh storage: with -count, the last run's samples would be this
+	// run's history (the build created again looks like a loop).
+	if err := os.RemoveAll(s.dir); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
