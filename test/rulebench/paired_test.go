@@ -11,33 +11,26 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/rulefmt"
-	"go.yaml.in/yaml/v3"
 )
 
 // A paired run evaluates the rules of a base commit (RULEBENCH_BASE) beside
 // the working tree's in the same Prometheus, on the same series, at the
-// same interval, and in the same group evaluations: each group holds the
-// tree's rules and the base's, one after the other (tree, base, tree,
-// ...), each set in its own order, so what loads the machine at that
-// instant loads a tree rule and the base rule beside it alike. The base's
-// copy is renamed so that neither reads the other's results: its
-// recording rules record <name>:base, its alerts are Base<alert>, and its
-// selectors of those names, and of ALERTS' alertname, follow.
+// same interval: what loads the machine loads both, and each evaluation
+// of the tree's groups has one of the base's in the same 15 s to compare
+// with. The base's copy is renamed so that neither reads the other's
+// results: its groups are base/<group>, its recording rules record
+// <name>:base, its alerts are Base<alert>, and its selectors of those
+// names, and of ALERTS' alertname, follow.
 
-// pairedRules writes each rule file of the tree (paths), its groups
-// interleaved with those of the same file at commit ref, renamed, into
-// dir, and returns the files to load: those, then the base's files the
-// tree no longer has.
-func pairedRules(t *testing.T, ref, dir string, paths []string) []string {
+// baseRules writes the rule files of commit ref, renamed, into dir and
+// returns their paths.
+func baseRules(t *testing.T, ref, dir string) []string {
 	t.Helper()
 	list, err := exec.Command("git", "-C", repoRoot, "ls-tree", "--name-only", ref, "alerts/").Output()
 	if err != nil {
 		t.Fatalf("RULEBENCH_BASE=%s: git ls-tree: %v (a commit of this repository: make bench-rules BASE=main)", ref, err)
 	}
-	base := map[string][]byte{}
+	var out []string
 	for _, path := range strings.Fields(string(list)) {
 		if !strings.HasSuffix(path, "rules.yaml") {
 			continue
@@ -46,74 +39,20 @@ func pairedRules(t *testing.T, ref, dir string, paths []string) []string {
 		if err != nil {
 			t.Fatalf("git show %s:%s: %v", ref, path, err)
 		}
-		if base[filepath.Base(path)], err = renameRules(b); err != nil {
+		renamed, err := renameRules(b)
+		if err != nil {
 			t.Fatalf("%s:%s: %v", ref, path, err)
 		}
-	}
-	if len(base) == 0 {
-		t.Fatalf("RULEBENCH_BASE=%s has no alerts/*rules.yaml", ref)
-	}
-	var out []string
-	write := func(name string, b []byte) {
-		file := filepath.Join(dir, name)
-		if err := os.WriteFile(file, b, 0o600); err != nil {
+		file := filepath.Join(dir, "base-"+filepath.Base(path))
+		if err := os.WriteFile(file, renamed, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, file)
 	}
-	for _, path := range paths {
-		tree, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		merged, err := interleave(tree, base[filepath.Base(path)])
-		if err != nil {
-			t.Fatalf("%s and %s's: %v", path, ref, err)
-		}
-		delete(base, filepath.Base(path))
-		write("paired-"+filepath.Base(path), merged)
-	}
-	for name, b := range base {
-		write("base-"+name, b)
+	if len(out) == 0 {
+		t.Fatalf("RULEBENCH_BASE=%s has no alerts/*rules.yaml", ref)
 	}
 	return out
-}
-
-// interleave merges the renamed base's groups into the tree's of the same
-// name, rule by rule, and keeps the base's other groups as they are.
-func interleave(tree, base []byte) ([]byte, error) {
-	t, errs := rulefmt.Parse(tree, false, model.UTF8Validation)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("parsing: %v", errs)
-	}
-	b, errs := rulefmt.Parse(base, false, model.UTF8Validation)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("parsing the base: %v", errs)
-	}
-	for _, bg := range b.Groups {
-		i := slices.IndexFunc(t.Groups, func(g rulefmt.RuleGroup) bool { return basePrefix+g.Name == bg.Name })
-		if i < 0 {
-			t.Groups = append(t.Groups, bg)
-			continue
-		}
-		tr, br := t.Groups[i].Rules, bg.Rules
-		merged := make([]rulefmt.Rule, 0, len(tr)+len(br))
-		for k := range max(len(tr), len(br)) {
-			if k < len(tr) {
-				merged = append(merged, tr[k])
-			}
-			if k < len(br) {
-				merged = append(merged, br[k])
-			}
-		}
-		t.Groups[i].Rules = merged
-	}
-	return yaml.Marshal(t)
-}
-
-// isBase reports whether a rule of a paired group is the base's.
-func isBase(rule string) bool {
-	return strings.HasSuffix(rule, ":base") || strings.HasPrefix(rule, "Base")
 }
 
 // set is a rule set's groups' evaluations, in order.
@@ -244,34 +183,19 @@ func collect(t *testing.T, base string, n int) (tree, baseSet set) {
 		get(t, base+"/api/v1/rules", &rs)
 		done := true
 		for _, g := range rs.Data.Groups {
-			name := strings.TrimPrefix(g.Name, basePrefix)
+			into, name := tree, g.Name
+			if after, ok := strings.CutPrefix(g.Name, basePrefix); ok {
+				into, name = baseSet, after
+			}
 			if g.LastEvaluation != last[g.Name] {
 				last[g.Name] = g.LastEvaluation
-				var t, b evaluation
+				e := evaluation{total: seconds(g.EvaluationTime)}
 				for _, r := range g.Rules {
-					into := &t
-					if isBase(r.Name) {
-						into = &b
-					}
-					d := seconds(r.EvaluationTime)
-					into.total += d
-					into.rules = append(into.rules, ruleEvaluation{name: r.Name, d: d, alerts: len(r.Alerts)})
+					e.rules = append(e.rules, ruleEvaluation{name: r.Name, d: seconds(r.EvaluationTime), alerts: len(r.Alerts)})
 				}
-				if len(b.rules) == 0 {
-					t.total = seconds(g.EvaluationTime)
-				}
-				for _, s := range []struct {
-					into set
-					e    evaluation
-				}{{tree, t}, {baseSet, b}} {
-					if len(s.e.rules) > 0 {
-						s.into[name] = append(s.into[name], s.e)
-					}
-				}
+				into[name] = append(into[name], e)
 			}
-			// After the warm-up every group has been evaluated: a set
-			// without rules in it has none of its evaluations.
-			done = done && (tree[name] == nil || len(tree[name]) >= n) && (baseSet[name] == nil || len(baseSet[name]) >= n)
+			done = done && len(into[name]) >= n
 		}
 		if done {
 			return tree, baseSet

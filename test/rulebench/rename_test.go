@@ -162,31 +162,3 @@ func TestRenameRules(t *testing.T) {
 		}
 	}
 }
-
-// TestInterleave checks that a paired group runs the tree's rules and the
-// base's one after the other, each set in its own order.
-func TestInterleave(t *testing.T) {
-	tree := []byte("groups:\n  - name: g\n    rules:\n      - record: a\n        expr: vector(1)\n      - record: b\n        expr: a\n      - alert: C\n        expr: b > 0\n")
-	base, err := renameRules([]byte("groups:\n  - name: g\n    rules:\n      - record: a\n        expr: vector(1)\n      - alert: C\n        expr: a > 0\n  - name: h\n    rules:\n      - record: d\n        expr: vector(2)\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	merged, err := interleave(tree, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups, errs := rulefmt.Parse(merged, false, model.UTF8Validation)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	var got []string
-	for _, g := range groups.Groups {
-		for _, r := range g.Rules {
-			got = append(got, g.Name+"/"+r.Record+r.Alert+" "+r.Expr)
-		}
-	}
-	want := []string{"g/a vector(1)", "g/a:base vector(1)", "g/b a", "g/BaseC a:base > 0", "g/C b > 0", "base/h/d:base vector(2)"}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("merged:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}

@@ -155,7 +155,7 @@ func measure(t *testing.T, prom string, nodes int) result {
 	}
 	baseRef := os.Getenv("RULEBENCH_BASE")
 	if baseRef != "" {
-		rules = pairedRules(t, baseRef, dir, rules)
+		rules = append(rules, baseRules(t, baseRef, dir)...)
 	}
 	backfill(t, filepath.Join(dir, "data"), reg, l.Addr().String(), rules)
 	quoted := make([]string, len(rules))
