@@ -3,7 +3,6 @@ package alerts
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/prometheus/prometheus/promql/parser"
@@ -39,7 +38,7 @@ func TestAlertsBridgeScrapeGaps(t *testing.T) {
 
 // TestGapProblemRejects makes sure the check above can fail.
 func TestGapProblemRejects(t *testing.T) {
-	records := map[string]string{"x:held": "max by (pool) (ocl_pool_paused) or last_over_time(x:held[5m]) unless on () " + exporterScraped}
+	records := map[string]string{"x:held": "max by (pool) (ocl_pool_paused) or x:held unless on () " + exporterScraped}
 	sources := labelSources(t)
 	sources["x:held"] = []string{"pool"}
 	for _, expr := range []string{
@@ -117,7 +116,7 @@ func isGate(b *parser.BinaryExpr) bool {
 
 // notHeld returns a series e reads that is not held through a gap: one
 // that is not a recording rule holding its last value (<expr> or
-// last_over_time(<itself>[...]) unless on () up == 1), nor one computed
+// <itself> unless on () up == 1), nor one computed
 // from such alone. "" when every series is held.
 func notHeld(e parser.Expr, records map[string]string, seen []string) string {
 	var out string
@@ -138,7 +137,7 @@ func notHeld(e parser.Expr, records map[string]string, seen []string) string {
 		}
 		if or, ok := re.(*parser.BinaryExpr); ok && or.Op == parser.LOR {
 			if unless, ok := or.RHS.(*parser.BinaryExpr); ok && unless.Op == parser.LUNLESS && isGate(unless) &&
-				strings.HasPrefix(unless.LHS.String(), "last_over_time("+vs.Name+"[") {
+				unless.LHS.String() == vs.Name {
 				return nil // held
 			}
 		}

@@ -8,6 +8,7 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	"github.com/ocl-exporter/ocl_exporter/test/cluster"
@@ -82,38 +84,9 @@ const (
 // must page once; no alert may carry a replica's labels or page twice,
 // and nothing else may page; after the fix both resolve.
 func TestPagesSurviveDisruption(t *testing.T) {
-	dir := filepath.Join(env.dir, "disruption")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	serviceCA, err := cluster.NewCA("openshift-service-serving-signer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dep := overlayDeployment(t, "two-replicas")
-	openshiftPriorityClass(t)
-	client := tlsClient(serviceCA, servingCertificate(t, serviceCA))
-	var replicas []*replica
-	for _, name := range []string{"ocl-exporter-5f6d8c9b4-k2x9p", "ocl-exporter-5f6d8c9b4-q7m4z"} {
-		replicas = append(replicas, startReplica(t, dir, dep, name, client))
-	}
-
-	pager, hook := startWebhook(t)
-	amAddr := startAlertmanager(t, dir, hook, disruptionScale)
-	platformPrometheus(t, serviceCA, map[string]any{"scrapeInterval": "30s", "evaluationInterval": "30s"})
-	op := startOperator(t, dir)
-	ns := cluster.ExporterNamespace
-	g := waitGenerated(t, op, []string{ns + "/ocl-exporter"}, []string{ns + "/ocl-exporter"})
-	var args []string
-	for flag, d := range restartFlags {
-		args = append(args, "--"+flag+"="+model.Duration(d/disruptionScale).String())
-	}
-	prom := startGenerated(t, dir, g, generatedOptions{
-		rules:  func(from, to string) error { return scaleRules(from, to, disruptionScale) },
-		config: scaledConfig(disruptionScale, amAddr),
-		args:   args,
-	})
-	waitTargets(t, prom.url, replicas)
+	s := startDisruptionStack(t, "disruption", overlayDeployment(t, "two-replicas"),
+		"ocl-exporter-5f6d8c9b4-k2x9p", "ocl-exporter-5f6d8c9b4-q7m4z")
+	prom, pager := s.prom, s.pager
 
 	createSecret(t, pendingSecret)
 	objs, err := cluster.LoadDir(scenario(disruptionScenario))
@@ -126,12 +99,13 @@ func TestPagesSurviveDisruption(t *testing.T) {
 	}
 	firing, pending := secretAlertKey(firingSecret), secretAlertKey(pendingSecret)
 	waitPaged(t, pager, firing, 3*time.Minute)
-	w := watchPages(t, prom.url, "http://"+amAddr, firing)
+	w := watchPages(t, prom.url, s.amURL, firing)
 
 	deleteSecret(t, pendingSecret)
 	waitState(t, prom.url, pending, "pending")
-	restartPrometheus(t, prom, "http://"+amAddr, firing, pending)
-	replicas[0] = replaceReplica(t, dir, dep, prom.url, replicas[0], "ocl-exporter-5f6d8c9b4-x8w2n", client)
+	restartPrometheus(t, prom, s.amURL, firing, pending)
+	killReplica(t, prom.url, s.replicas[0])
+	s.replicas[0] = s.join(t, "ocl-exporter-5f6d8c9b4-x8w2n")
 
 	waitPaged(t, pager, pending, 3*time.Minute)
 	w.hold(pending)
@@ -160,15 +134,94 @@ func TestPagesSurviveDisruption(t *testing.T) {
 	checkPages(t, pager, keys)
 }
 
+// disruptionStack is what the disruption tests run: exporters as pods of
+// a Deployment, scraped by the real Prometheus with the configuration the
+// real Prometheus Operator writes for the platform Prometheus (its
+// intervals and restart flags, every duration divided by
+// disruptionScale), which sends to Alertmanager with the shipped routing
+// and its webhook receiver.
+type disruptionStack struct {
+	dir      string
+	dep      *unstructured.Unstructured
+	client   *http.Client
+	replicas []*replica
+	pager    *paging
+	amURL    string
+	prom     *prometheusProc
+}
+
+// startDisruptionStack runs one exporter pod of dep per name, under
+// env.dir/<name>, emptied first, and waits until Prometheus scrapes them all.
+func startDisruptionStack(t *testing.T, name string, dep *unstructured.Unstructured, pods ...string) *disruptionStack {
+	t.Helper()
+	s := &disruptionStack{dir: filepath.Join(env.dir, name), dep: dep}
+	openshiftPriorityClass(t)
+	// A fresh storage: with -count, the last run's samples would be this
+	// run's history (the build created again looks like a loop).
+	if err := os.RemoveAll(s.dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	serviceCA, err := cluster.NewCA("openshift-service-serving-signer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.client = tlsClient(serviceCA, servingCertificate(t, serviceCA))
+	for _, pod := range pods {
+		s.replicas = append(s.replicas, startReplica(t, s.dir, dep, pod, s.client))
+	}
+
+	pager, hook := startWebhook(t)
+	amAddr := startAlertmanager(t, s.dir, hook, disruptionScale)
+	s.pager, s.amURL = pager, "http://"+amAddr
+	platformPrometheus(t, serviceCA, map[string]any{"scrapeInterval": "30s", "evaluationInterval": "30s"})
+	op := startOperator(t, s.dir)
+	ns := cluster.ExporterNamespace
+	g := waitGenerated(t, op, []string{ns + "/ocl-exporter"}, []string{ns + "/ocl-exporter"})
+	var args []string
+	for flag, d := range restartFlags {
+		args = append(args, "--"+flag+"="+model.Duration(d/disruptionScale).String())
+	}
+	s.prom = startGenerated(t, s.dir, g, generatedOptions{
+		rules:  func(from, to string) error { return scaleRules(from, to, disruptionScale) },
+		config: scaledConfig(disruptionScale, amAddr),
+		args:   args,
+	})
+	waitTargets(t, s.prom.url, s.replicas)
+	return s
+}
+
+// join starts the ReplicaSet's new pod name and waits until Prometheus
+// scrapes it.
+func (s *disruptionStack) join(t *testing.T, name string) *replica {
+	t.Helper()
+	r := startReplica(t, s.dir, s.dep, name, s.client)
+	waitTargets(t, s.prom.url, []*replica{r})
+	return r
+}
+
 // secretAlertKey is the alert of a missing secret of MachineOSConfig
 // infra, keyed by its identity: the labels the rule gives it.
 func secretAlertKey(secret string) string {
 	return secretAlert + "/" + secret
 }
 
-// alertKey is an alert's key as secretAlertKey writes it.
+// identityLabels tell the disruption tests' pages apart, in the order
+// of their keys.
+var identityLabels = []string{"secret", "machineosbuild", "class"}
+
+// alertKey is an alert's key: its name and the identity labels it has, as
+// secretAlertKey and buildFailedKey write it.
 func alertKey(labels map[string]string) string {
-	return labels["alertname"] + "/" + labels["secret"]
+	parts := []string{labels["alertname"]}
+	for _, l := range identityLabels {
+		if v, ok := labels[l]; ok {
+			parts = append(parts, v)
+		}
+	}
+	return strings.Join(parts, "/")
 }
 
 // scaledConfig divides the operator's intervals by scale, times each

@@ -76,9 +76,19 @@ func alertState(t *testing.T, promURL, key string) string {
 type pageWatch struct {
 	mu         sync.Mutex
 	held       map[string]bool
+	only       bool // Alertmanager may hold nothing but the held alerts
 	violations []string
 	cancel     context.CancelFunc
 	done       chan struct{}
+}
+
+// holdOnly is hold, and from now on Alertmanager must hold no other
+// alert: one with other labels is another page.
+func (w *pageWatch) holdOnly(keys ...string) {
+	w.hold(keys...)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.only = true
 }
 
 // targetLabels are what a scrape target adds to every series; an alert
@@ -123,6 +133,11 @@ func (w *pageWatch) check(ctx context.Context, promURL, amURL string) {
 		for k := range w.held {
 			if !slices.Contains(found, k) {
 				w.violations = append(w.violations, now+": Alertmanager holds no "+k+": resolved, and it pages again when it fires")
+			}
+		}
+		for _, k := range found {
+			if w.only && !w.held[k] {
+				w.violations = append(w.violations, now+": Alertmanager holds "+k+" besides the incident's page")
 			}
 		}
 		w.mu.Unlock()

@@ -114,6 +114,37 @@ func pairedReport(nodes int, tree, base set) string {
 	return fmt.Sprintf("| %d | %d | %s | %s | %s | %s |\n", nodes, len(quiet), ms(median(treeQuiet)), ms(median(baseQuiet)), spread(quiet), spread(total))
 }
 
+// logPairedRules logs each rule's median difference tree minus base over
+// the paired evaluations, dearest first: where a change to the rules
+// spends its cost.
+func logPairedRules(t *testing.T, nodes int, tree, base set) {
+	diffs := map[string][]time.Duration{}
+	for group, evals := range tree {
+		for k := range min(len(evals), len(base[group])) {
+			b := map[string]time.Duration{}
+			for _, r := range base[group][k].rules {
+				name := strings.TrimSuffix(r.name, ":base")
+				if after, ok := strings.CutPrefix(r.name, "Base"); ok {
+					name = after
+				}
+				b[name] = r.d
+			}
+			for _, r := range evals[k].rules {
+				// A rule new in the tree costs all it takes.
+				diffs[group+"/"+r.name] = append(diffs[group+"/"+r.name], r.d-b[r.name])
+			}
+		}
+	}
+	var rs []named
+	for name, ds := range diffs {
+		rs = append(rs, named{name, median(ds)})
+	}
+	slices.SortFunc(rs, func(a, b named) int { return int(b.d - a.d) })
+	for _, r := range rs {
+		t.Logf("%d nodes: paired rule %s: tree - base %+.3f ms", nodes, r.name, float64(r.d)/float64(time.Millisecond))
+	}
+}
+
 // spread is the median of ratios, then the quartiles and the extremes.
 func spread(v []float64) string {
 	s := slices.Sorted(slices.Values(v))

@@ -193,6 +193,7 @@ scrape_configs:
 	res := summarize(t, nodes, tree)
 	if baseRef != "" {
 		res.paired = pairedReport(nodes, tree, baseSet)
+		logPairedRules(t, nodes, tree, baseSet)
 	}
 	res.series = int(scalar(t, base, `count({job="ocl-exporter"})`))
 	res.rss = scalar(t, base, `process_resident_memory_bytes{job="prometheus"}`)
