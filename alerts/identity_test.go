@@ -148,9 +148,10 @@ func union(a, b []string) []string {
 // scrape target's), up, and every recording rule's result.
 func labelSources(t *testing.T) map[string][]string {
 	t.Helper()
-	// ALERTS_FOR_STATE carries an alert's labels, its name and static
-	// labels among them: an expression must aggregate it to its own.
-	out := map[string][]string{"up": {targetLabel}, "ALERTS_FOR_STATE": append([]string{"alertname", "namespace", "severity"}, identityLabels...)}
+	// ALERTS_FOR_STATE and ALERTS carry an alert's labels, its name and
+	// static labels among them: an expression must aggregate it to its own.
+	forState := append([]string{"alertname", "namespace", "severity"}, identityLabels...)
+	out := map[string][]string{"up": {targetLabel}, "ALERTS_FOR_STATE": forState, "ALERTS": append(slices.Clone(forState), "alertstate")}
 	for name, m := range readMetricsDoc(t) {
 		out[name] = append(slices.Clone(m.Labels), targetLabel)
 	}

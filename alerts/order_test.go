@@ -30,7 +30,7 @@ func orderProblems(groups []rulefmt.RuleGroup, order []string) []string {
 		for _, r := range g.Rules {
 			names := []string{r.Record}
 			if r.Alert != "" {
-				names = []string{"ALERTS", forState, forState + "/" + r.Alert}
+				names = []string{"ALERTS", "ALERTS/" + r.Alert, forState, forState + "/" + r.Alert}
 			}
 			for _, name := range names {
 				if !slices.Contains(writers[name], g.Name) {
@@ -55,8 +55,8 @@ func orderProblems(groups []rulefmt.RuleGroup, order []string) []string {
 					return nil
 				}
 				names, _ := selectorNames(vs) // exprProblems reports an unreadable selector
-				if alert := alertNameMatched(vs); len(names) == 1 && names[0] == forState && alert != "" {
-					names = []string{forState + "/" + alert} // one alert's: the bridges read their own
+				if alert := alertNameMatched(vs); len(names) == 1 && (names[0] == forState || names[0] == "ALERTS") && alert != "" {
+					names = []string{names[0] + "/" + alert} // one alert's: an alert reads its own
 				}
 				for _, name := range names {
 					for _, w := range writers[name] {
