@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
@@ -33,31 +34,43 @@ import (
 
 const mcoNamespace = "openshift-machine-config-operator"
 
-// kinds maps apiVersion/kind to a constructor and whether the kind is
-// namespaced. Anything else in a fixture is an error.
-var kinds = map[string]struct {
+type kind struct {
 	new        func() metav1.Object
 	namespaced bool
-}{
-	"machineconfiguration.openshift.io/v1/MachineOSConfig":   {func() metav1.Object { return &mcfgv1.MachineOSConfig{} }, false},
-	"machineconfiguration.openshift.io/v1/MachineOSBuild":    {func() metav1.Object { return &mcfgv1.MachineOSBuild{} }, false},
-	"machineconfiguration.openshift.io/v1/MachineConfigPool": {func() metav1.Object { return &mcfgv1.MachineConfigPool{} }, false},
-	"machineconfiguration.openshift.io/v1/MachineConfigNode": {func() metav1.Object { return &mcfgv1.MachineConfigNode{} }, false},
-	"machineconfiguration.openshift.io/v1/MachineConfig":     {func() metav1.Object { return &mcfgv1.MachineConfig{} }, false},
-	"config.openshift.io/v1/ClusterOperator":                 {func() metav1.Object { return &configv1.ClusterOperator{} }, false},
-	"v1/Node":                                                {func() metav1.Object { return &corev1.Node{} }, false},
-	"v1/Secret":                                              {func() metav1.Object { return &corev1.Secret{} }, true},
-	"v1/ConfigMap":                                           {func() metav1.Object { return &corev1.ConfigMap{} }, true},
-	"v1/Pod":                                                 {func() metav1.Object { return &corev1.Pod{} }, true},
-	"v1/Event":                                               {func() metav1.Object { return &corev1.Event{} }, true},
-	"batch/v1/Job":                                           {func() metav1.Object { return &batchv1.Job{} }, true},
-	"apps/v1/Deployment":                                     {func() metav1.Object { return &appsv1.Deployment{} }, true},
-	// The 4.16 and 4.17 shape (testdata/scenarios/v416-*): the openshift/api
-	// module no longer has these types, so only their metadata is checked
-	// here; source reads them into v1 (TestLoadV1alpha1MustGather).
-	"machineconfiguration.openshift.io/v1alpha1/MachineOSConfig": {func() metav1.Object { return &unstructured.Unstructured{} }, false},
-	"machineconfiguration.openshift.io/v1alpha1/MachineOSBuild":  {func() metav1.Object { return &unstructured.Unstructured{} }, false},
 }
+
+// kinds maps apiVersion/kind to a constructor and whether the kind is
+// namespaced: every kind the exporter reads (snapshot.Resources()), as
+// its whole Go type even where the exporter reads only metadata, and the
+// 4.16 and 4.17 shapes. Anything else in a fixture is an error.
+var kinds = func() map[string]kind {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, batchv1.AddToScheme, appsv1.AddToScheme, mcfgv1.Install, configv1.Install} {
+		if err := add(scheme); err != nil {
+			panic(err)
+		}
+	}
+	out := map[string]kind{
+		// The 4.16 and 4.17 shape (testdata/scenarios/v416-*): the
+		// openshift/api module no longer has these types, so only their
+		// metadata is checked here; source reads them into v1
+		// (TestLoadV1alpha1MustGather).
+		"machineconfiguration.openshift.io/v1alpha1/MachineOSConfig": {func() metav1.Object { return &unstructured.Unstructured{} }, false},
+		"machineconfiguration.openshift.io/v1alpha1/MachineOSBuild":  {func() metav1.Object { return &unstructured.Unstructured{} }, false},
+	}
+	for _, r := range snapshot.Resources() {
+		gvk := r.GVR.GroupVersion().WithKind(r.Kind)
+		if _, err := scheme.New(gvk); err != nil {
+			panic(fmt.Sprintf("resource %s: the scheme of examples_test.go does not know %s: add its group's AddToScheme: %v", r.Name, gvk, err))
+		}
+		out[strings.TrimPrefix(gvk.GroupVersion().String()+"/"+gvk.Kind, "/")] = kind{func() metav1.Object {
+			obj, _ := scheme.New(gvk)
+			m, _ := obj.(metav1.Object)
+			return m
+		}, r.Namespaced}
+	}
+	return out
+}()
 
 // CEL rules of the openshift/api CRDs, as Go regular expressions.
 var (
