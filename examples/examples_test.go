@@ -19,12 +19,9 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
@@ -33,44 +30,6 @@ import (
 )
 
 const mcoNamespace = "openshift-machine-config-operator"
-
-type kind struct {
-	new        func() metav1.Object
-	namespaced bool
-}
-
-// kinds maps apiVersion/kind to a constructor and whether the kind is
-// namespaced: every kind the exporter reads (snapshot.Resources()), as
-// its whole Go type even where the exporter reads only metadata, and the
-// 4.16 and 4.17 shapes. Anything else in a fixture is an error.
-var kinds = func() map[string]kind {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, batchv1.AddToScheme, appsv1.AddToScheme, mcfgv1.Install, configv1.Install} {
-		if err := add(scheme); err != nil {
-			panic(err)
-		}
-	}
-	out := map[string]kind{
-		// The 4.16 and 4.17 shape (testdata/scenarios/v416-*): the
-		// openshift/api module no longer has these types, so only their
-		// metadata is checked here; source reads them into v1
-		// (TestLoadV1alpha1MustGather).
-		"machineconfiguration.openshift.io/v1alpha1/MachineOSConfig": {func() metav1.Object { return &unstructured.Unstructured{} }, false},
-		"machineconfiguration.openshift.io/v1alpha1/MachineOSBuild":  {func() metav1.Object { return &unstructured.Unstructured{} }, false},
-	}
-	for _, r := range snapshot.Resources() {
-		gvk := r.GVR.GroupVersion().WithKind(r.Kind)
-		if _, err := scheme.New(gvk); err != nil {
-			panic(fmt.Sprintf("resource %s: the scheme of examples_test.go does not know %s: add its group's AddToScheme: %v", r.Name, gvk, err))
-		}
-		out[strings.TrimPrefix(gvk.GroupVersion().String()+"/"+gvk.Kind, "/")] = kind{func() metav1.Object {
-			obj, _ := scheme.New(gvk)
-			m, _ := obj.(metav1.Object)
-			return m
-		}, r.Namespaced}
-	}
-	return out
-}()
 
 // CEL rules of the openshift/api CRDs, as Go regular expressions.
 var (
@@ -103,6 +62,7 @@ func TestFixtures(t *testing.T) {
 	if len(scenarios) == 0 {
 		t.Fatal("no scenarios under testdata/scenarios")
 	}
+	held := map[string]bool{}
 	for _, root := range roots {
 		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 			continue
@@ -116,12 +76,18 @@ func TestFixtures(t *testing.T) {
 			for _, o := range objs {
 				checkMeta(t, o)
 				checkObject(t, o)
+				held[o.kind] = true
 			}
 			checkReferences(t, objs)
 			if _, err := os.Stat(filepath.Join(root, "README.md")); err != nil {
 				t.Errorf("every fixture directory needs a README.md saying what it reproduces: %v", err)
 			}
 		})
+	}
+	for _, r := range snapshot.Resources() {
+		if !held[kindKey(r)] {
+			t.Errorf("resource %s: no fixture holds a %s: add one to a scenario of testdata/scenarios/ (healthy-rollout-done, which the others take files from, for a kind every cluster has)", r.Name, kindKey(r))
+		}
 	}
 }
 
