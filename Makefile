@@ -139,15 +139,15 @@ clean:
 ## each other: the golden exposition, the limits diagnose reads from the
 ## rules, the promtool series and lifecycles, the reports' goldens, the
 ## committed must-gather trees (before the reports: diagnose reads them),
-## the dashboards' JSON, the bundle and docs/flags.md. Review the diff and
-## commit it; check-generated (CI) fails while a committed file differs
-## from what this writes. A step that fails prints its test output.
+## the dashboards' JSON, the bundle, docs/flags.md and the exporter's
+## RBAC. Review the diff and commit it; check-generated (CI) fails while
+## a committed file differs from what this writes. A step that fails prints its test output.
 GENERATE_PKGS := ./collector/ ./alerts/rulelimits/ ./alerts/ ./source/sourcetest/ ./diagnose/ ./review/
 .PHONY: generate check-generated
 generate:
 	@set -e; for p in $(GENERATE_PKGS); do echo "go test $$p -update"; \
 		out=$$($(GO) test -count=1 $$p -update 2>&1) || { echo "$$out"; exit 1; }; done
-	$(MAKE) --no-print-directory dashboards bundle docs
+	$(MAKE) --no-print-directory dashboards bundle docs rbac
 
 ## check-generated: make generate, then fail if it changed a file (on a
 ## clean checkout, as CI's: any change; else a change to what was there).
@@ -220,6 +220,13 @@ dashboards:
 .PHONY: docs
 docs:
 	$(GO) test ./cmd/ocl_exporter/ -run '^TestFlagTables$$' -count=1 -update
+
+## rbac: rewrite the rules of the roles deploy/base/rbac.yaml binds to
+## the exporter from snapshot.Resources(); go test ./deploy/ fails while
+## they differ.
+.PHONY: rbac
+rbac:
+	$(GO) test ./deploy/ -run '^TestExporterRBACIsExactlyWhatTheInformersNeed$$' -count=1 -update
 
 ## lint-markdown: runbooks/ and docs/ with markdownlint-cli2 and the
 ## openshift/runbooks settings (.markdownlint-cli2.yaml), installed from the

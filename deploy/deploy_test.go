@@ -1,13 +1,11 @@
 package deploy_test
 
 import (
-	"cmp"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 
-	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -134,26 +132,6 @@ func buildIn(t *testing.T, fsys filesys.FileSystem, dir string) *bundle {
 func (b *bundle) permissions(t *testing.T, kind, ns, name string) []string {
 	t.Helper()
 	set := map[string]bool{}
-	add := func(scope string, rules []rbacv1.PolicyRule) {
-		for _, r := range rules {
-			names := r.ResourceNames
-			if len(names) == 0 {
-				names = []string{"*"}
-			}
-			for _, v := range r.Verbs {
-				for _, u := range r.NonResourceURLs {
-					set[fmt.Sprintf("nonResourceURL %s %s", u, v)] = true
-				}
-				for _, g := range r.APIGroups {
-					for _, res := range r.Resources {
-						for _, n := range names {
-							set[fmt.Sprintf("%s %s %s %s %s", scope, g, res, n, v)] = true
-						}
-					}
-				}
-			}
-		}
-	}
 	is := func(subjects []rbacv1.Subject) bool {
 		for _, s := range subjects {
 			if s.Kind == kind && s.Namespace == ns && s.Name == name {
@@ -171,7 +149,7 @@ func (b *bundle) permissions(t *testing.T, kind, ns, name string) []string {
 			t.Errorf("ClusterRoleBinding %s refers to %s %s, not in the bundle", crb.Name, crb.RoleRef.Kind, crb.RoleRef.Name)
 			continue
 		}
-		add("*", cr.Rules)
+		expand(set, "*", cr.Rules)
 	}
 	for _, rb := range b.roleBindings {
 		if !is(rb.Subjects) {
@@ -182,7 +160,7 @@ func (b *bundle) permissions(t *testing.T, kind, ns, name string) []string {
 			t.Errorf("RoleBinding %s/%s refers to %s %s, not in the bundle", rb.Namespace, rb.Name, rb.RoleRef.Kind, rb.RoleRef.Name)
 			continue
 		}
-		add(rb.Namespace, role.Rules)
+		expand(set, rb.Namespace, role.Rules)
 	}
 	var out []string
 	for p := range set {
@@ -192,35 +170,27 @@ func (b *bundle) permissions(t *testing.T, kind, ns, name string) []string {
 	return out
 }
 
-// exporterPermissions derives what the exporter needs from the table its
-// informers are built from: list and watch on each resource, in the MCO
-// namespace when namespaced, on one object when the informer selects it by
-// name; plus the two reviews --auth.kubernetes makes.
-func exporterPermissions(t *testing.T) []string {
-	var want []string
-	for _, r := range snapshot.Resources() {
-		rbacName, _, _ := strings.Cut(r.Name, "@")
-		resource, group, _ := strings.Cut(rbacName, ".")
-		if resource != r.GVR.Resource || group != r.GVR.Group {
-			t.Fatalf("resource %q does not match its GVR %v", r.Name, r.GVR)
+// expand adds what rules grant in scope to set, one string per
+// permissions' tuple.
+func expand(set map[string]bool, scope string, rules []rbacv1.PolicyRule) {
+	for _, r := range rules {
+		names := r.ResourceNames
+		if len(names) == 0 {
+			names = []string{"*"}
 		}
-		scope := "*"
-		if r.Namespaced {
-			scope = cmp.Or(r.Namespace, snapshot.DefaultNamespace)
-		}
-		name := "*"
-		if n, ok := strings.CutPrefix(r.FieldSelector, "metadata.name="); ok {
-			name = n
-		}
-		for _, v := range []string{"list", "watch"} {
-			want = append(want, fmt.Sprintf("%s %s %s %s %s", scope, group, resource, name, v))
+		for _, v := range r.Verbs {
+			for _, u := range r.NonResourceURLs {
+				set[fmt.Sprintf("nonResourceURL %s %s", u, v)] = true
+			}
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, n := range names {
+						set[fmt.Sprintf("%s %s %s %s %s", scope, g, res, n, v)] = true
+					}
+				}
+			}
 		}
 	}
-	want = append(want,
-		"* authentication.k8s.io tokenreviews * create",
-		"* authorization.k8s.io subjectaccessreviews * create")
-	sort.Strings(want)
-	return want
 }
 
 func diff(got, want []string) string {
@@ -243,21 +213,6 @@ func diff(got, want []string) string {
 		}
 	}
 	return b.String()
-}
-
-func checkExporterRBAC(t *testing.T, b *bundle) {
-	t.Helper()
-	if _, ok := b.serviceAccounts[namespace+"/"+exporterSA]; !ok {
-		t.Errorf("no ServiceAccount %s/%s", namespace, exporterSA)
-	}
-	got := b.permissions(t, "ServiceAccount", namespace, exporterSA)
-	if d := diff(got, exporterPermissions(t)); d != "" {
-		t.Errorf("the exporter's RBAC differs from what snapshot.Resources() needs:%s", d)
-	}
-}
-
-func TestExporterRBACIsExactlyWhatTheInformersNeed(t *testing.T) {
-	checkExporterRBAC(t, build(t, "."))
 }
 
 func TestPlatformPrometheusMayDiscoverAndScrape(t *testing.T) {

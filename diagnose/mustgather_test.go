@@ -70,18 +70,14 @@ func TestMustGatherAsFlat(t *testing.T) {
 }
 
 // lackedKinds are the kinds no cluster has none of that the scenario at
-// dir holds none of (sourcetest.NeverNone).
+// dir holds none of (sourcetest.Lacks).
 func lackedKinds(t *testing.T, dir string) []string {
 	t.Helper()
-	c := sourcetest.Cluster(t, dir)
-	have := map[string]int{"Node": len(c.Nodes), "ClusterOperator": len(c.ClusterOperators), "MachineConfigPool": len(c.MachineConfigPools), "MachineConfig": len(c.MachineConfigs)}
-	var out []string
-	for _, k := range sourcetest.NeverNone {
-		if have[k] == 0 {
-			out = append(out, k)
-		}
+	lacks, err := sourcetest.Lacks(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return lacks
 }
 
 // TestMustGatherOfOlderReleases: on 4.16 ... 4.18 every kind the

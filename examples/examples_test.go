@@ -19,11 +19,9 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
@@ -32,32 +30,6 @@ import (
 )
 
 const mcoNamespace = "openshift-machine-config-operator"
-
-// kinds maps apiVersion/kind to a constructor and whether the kind is
-// namespaced. Anything else in a fixture is an error.
-var kinds = map[string]struct {
-	new        func() metav1.Object
-	namespaced bool
-}{
-	"machineconfiguration.openshift.io/v1/MachineOSConfig":   {func() metav1.Object { return &mcfgv1.MachineOSConfig{} }, false},
-	"machineconfiguration.openshift.io/v1/MachineOSBuild":    {func() metav1.Object { return &mcfgv1.MachineOSBuild{} }, false},
-	"machineconfiguration.openshift.io/v1/MachineConfigPool": {func() metav1.Object { return &mcfgv1.MachineConfigPool{} }, false},
-	"machineconfiguration.openshift.io/v1/MachineConfigNode": {func() metav1.Object { return &mcfgv1.MachineConfigNode{} }, false},
-	"machineconfiguration.openshift.io/v1/MachineConfig":     {func() metav1.Object { return &mcfgv1.MachineConfig{} }, false},
-	"config.openshift.io/v1/ClusterOperator":                 {func() metav1.Object { return &configv1.ClusterOperator{} }, false},
-	"v1/Node":                                                {func() metav1.Object { return &corev1.Node{} }, false},
-	"v1/Secret":                                              {func() metav1.Object { return &corev1.Secret{} }, true},
-	"v1/ConfigMap":                                           {func() metav1.Object { return &corev1.ConfigMap{} }, true},
-	"v1/Pod":                                                 {func() metav1.Object { return &corev1.Pod{} }, true},
-	"v1/Event":                                               {func() metav1.Object { return &corev1.Event{} }, true},
-	"batch/v1/Job":                                           {func() metav1.Object { return &batchv1.Job{} }, true},
-	"apps/v1/Deployment":                                     {func() metav1.Object { return &appsv1.Deployment{} }, true},
-	// The 4.16 and 4.17 shape (testdata/scenarios/v416-*): the openshift/api
-	// module no longer has these types, so only their metadata is checked
-	// here; source reads them into v1 (TestLoadV1alpha1MustGather).
-	"machineconfiguration.openshift.io/v1alpha1/MachineOSConfig": {func() metav1.Object { return &unstructured.Unstructured{} }, false},
-	"machineconfiguration.openshift.io/v1alpha1/MachineOSBuild":  {func() metav1.Object { return &unstructured.Unstructured{} }, false},
-}
 
 // CEL rules of the openshift/api CRDs, as Go regular expressions.
 var (
@@ -90,6 +62,7 @@ func TestFixtures(t *testing.T) {
 	if len(scenarios) == 0 {
 		t.Fatal("no scenarios under testdata/scenarios")
 	}
+	held := map[string]bool{}
 	for _, root := range roots {
 		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 			continue
@@ -103,12 +76,18 @@ func TestFixtures(t *testing.T) {
 			for _, o := range objs {
 				checkMeta(t, o)
 				checkObject(t, o)
+				held[o.kind] = true
 			}
 			checkReferences(t, objs)
 			if _, err := os.Stat(filepath.Join(root, "README.md")); err != nil {
 				t.Errorf("every fixture directory needs a README.md saying what it reproduces: %v", err)
 			}
 		})
+	}
+	for _, r := range snapshot.Resources() {
+		if !held[kindKey(r)] {
+			t.Errorf("resource %s: no fixture holds a %s: add one to a scenario of testdata/scenarios/ (healthy-rollout-done, which the others take files from, for a kind every cluster has)", r.Name, kindKey(r))
+		}
 	}
 }
 

@@ -11,40 +11,50 @@ import (
 	"fmt"
 	"net/http"
 
-	configv1 "github.com/openshift/api/config/v1"
-	mcfgv1 "github.com/openshift/api/machineconfiguration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/ocl-exporter/ocl_exporter/source/snapshot"
 )
 
-// groups are the group versions the exporter calls and the kinds it sends
-// or decodes in each. Built-in groups are read as protobuf, which costs the
-// API server and the exporter less than JSON; CRDs only speak JSON.
-var groups = []struct {
+type group struct {
 	gv       schema.GroupVersion
 	protobuf bool
 	kinds    []runtime.Object
-}{
-	{corev1.SchemeGroupVersion, true, []runtime.Object{&corev1.Pod{}, &corev1.PodList{}, &corev1.Event{}, &corev1.EventList{}}},
-	{batchv1.SchemeGroupVersion, true, []runtime.Object{&batchv1.Job{}, &batchv1.JobList{}}},
-	{appsv1.SchemeGroupVersion, true, []runtime.Object{&appsv1.Deployment{}, &appsv1.DeploymentList{}}},
-	{authnv1.SchemeGroupVersion, true, []runtime.Object{&authnv1.TokenReview{}, &authnv1.SelfSubjectReview{}}},
-	{authzv1.SchemeGroupVersion, true, []runtime.Object{&authzv1.SubjectAccessReview{}}},
-	{mcfgv1.GroupVersion, false, []runtime.Object{
-		&mcfgv1.MachineOSConfig{}, &mcfgv1.MachineOSConfigList{}, &mcfgv1.MachineOSBuild{}, &mcfgv1.MachineOSBuildList{},
-		&mcfgv1.MachineConfigPool{}, &mcfgv1.MachineConfigPoolList{}, &mcfgv1.MachineConfigNode{}, &mcfgv1.MachineConfigNodeList{},
-	}},
-	{configv1.GroupVersion, false, []runtime.Object{&configv1.ClusterOperator{}, &configv1.ClusterOperatorList{}}},
 }
+
+// groups are the group versions the exporter calls and the kinds it sends
+// or decodes in each: the reviews --auth.kubernetes makes, and the kinds
+// of every resource it reads whole (snapshot.Resources(); the metadata
+// client decodes the others itself). Built-in groups are read as
+// protobuf, which costs the API server and the exporter less than JSON;
+// CRDs only speak JSON.
+var groups = func() []group {
+	out := []group{
+		{authnv1.SchemeGroupVersion, true, []runtime.Object{&authnv1.TokenReview{}, &authnv1.SelfSubjectReview{}}},
+		{authzv1.SchemeGroupVersion, true, []runtime.Object{&authzv1.SubjectAccessReview{}}},
+	}
+	at := map[schema.GroupVersion]int{}
+	for _, r := range snapshot.Resources() {
+		if r.MetadataOnly {
+			continue
+		}
+		gv := r.GVR.GroupVersion()
+		i, ok := at[gv]
+		if !ok {
+			i, at[gv] = len(out), len(out)
+			out = append(out, group{gv: gv, protobuf: r.CRD == ""})
+		}
+		out[i].kinds = append(out[i].kinds, r.NewObject(), r.NewList())
+	}
+	return out
+}()
 
 var (
 	// Scheme knows the kinds in groups, with the meta kinds (options,
@@ -122,7 +132,7 @@ func New(cfg *rest.Config, userAgent string) (*Client, error) {
 func (c *Client) REST(gv schema.GroupVersion) rest.Interface {
 	rc, ok := c.rest[gv]
 	if !ok {
-		panic(fmt.Sprintf("kubeapi: no client for %s: add it to groups", gv))
+		panic(fmt.Sprintf("kubeapi: no client for %s: snapshot.Resources() reads no resource of it whole", gv))
 	}
 	return rc
 }

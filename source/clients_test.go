@@ -102,25 +102,3 @@ func TestClientsListAndWatchTheAPIServer(t *testing.T) {
 		t.Errorf("watch event %s %#v", e.Type, e.Object)
 	}
 }
-
-// TestSchemeKnowsEveryResource: the live client decodes with kubeapi's
-// scheme, which registers only the kinds the exporter reads. A row of
-// Resources() whose kinds it lacks passes every offline test and fails
-// only against a real API server ("no kind ... is registered"); this
-// fails first, naming the row.
-func TestSchemeKnowsEveryResource(t *testing.T) {
-	for _, r := range snapshot.Resources() {
-		if r.MetadataOnly {
-			continue // the metadata client decodes PartialObjectMetadata itself
-		}
-		for _, obj := range []runtime.Object{r.NewObject(), r.NewList()} {
-			kinds, _, err := kubeapi.Scheme.ObjectKinds(obj)
-			switch {
-			case err != nil:
-				t.Errorf("resource %s: kubeapi's scheme does not know %T (add it to kubeapi.groups): %v", r.Name, obj, err)
-			case kinds[0].GroupVersion() != r.GVR.GroupVersion():
-				t.Errorf("resource %s: kubeapi registers %T as %s, the row reads %s", r.Name, obj, kinds[0], r.GVR.GroupVersion())
-			}
-		}
-	}
-}

@@ -41,9 +41,10 @@ const (
 )
 
 // Resource is one thing the exporter lists and watches. The table below is
-// the single source of truth for what the exporter reads: the informers, the
-// availability metrics, the kinds a snapshot is read for and the
-// ClusterRole test are all derived from it.
+// the single source of truth for what the exporter reads: the informers,
+// kubeapi's scheme, the availability metrics, the kinds a snapshot is read
+// for, the rules of deploy/base/rbac.yaml (make generate) and the
+// must-gathers the tests write are all derived from it.
 type Resource struct {
 	// Name is the resource as RBAC spells it: "plural" or "plural.group".
 	Name string

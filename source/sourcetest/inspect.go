@@ -34,26 +34,45 @@ func (o MustGatherOptions) imageDir() string {
 	return mustGatherImageDir
 }
 
-// coRelated are the kinds the machine-config ClusterOperator's
-// relatedObjects name, which inspect gathers one file per object
-// (machine-config-operator pkg/operator/status.go syncRelatedObjects,
-// release-4.16 ... main: its namespace, machineconfigpools,
-// controllerconfigs, kubeletconfigs, containerruntimeconfigs,
-// machineconfigs, nodes; resource.go gatherRelatedObjects): no
-// MachineOSConfig, MachineOSBuild or MachineConfigNode in any release.
-var coRelated = []string{"MachineConfigPool", "MachineConfig", "Node"}
+// related are the objects the machine-config ClusterOperator among objs
+// names in its status.relatedObjects, which inspect follows and gathers
+// one file per object (resource.go gatherRelatedObjects): "<group>/
+// <resource>" to the name named, "" for every object. The MCO writes
+// them (pkg/operator/status.go syncRelatedObjects, release-4.16 ...
+// main: its namespace, machineconfigpools, controllerconfigs,
+// kubeletconfigs, containerruntimeconfigs, machineconfigs, nodes), and
+// the scenarios' ClusterOperator copies them: no MachineOSConfig,
+// MachineOSBuild or MachineConfigNode in any release.
+func related(objs []*unstructured.Unstructured) map[string][]string {
+	out := map[string][]string{}
+	for _, u := range objs {
+		if u.GetKind() != "ClusterOperator" || u.GetName() != snapshot.ClusterOperatorName {
+			continue
+		}
+		refs, _, _ := unstructured.NestedSlice(u.Object, "status", "relatedObjects")
+		for _, ref := range refs {
+			m, _ := ref.(map[string]any)
+			group, _ := m["group"].(string)
+			resource, _ := m["resource"].(string)
+			name, _ := m["name"].(string)
+			out[group+"/"+resource] = append(out[group+"/"+resource], name)
+		}
+	}
+	return out
+}
 
-// gathers says whether what o writes holds u.
-func (o MustGatherOptions) gathers(u *unstructured.Unstructured) bool {
-	switch o.Inspect {
+// gathers says whether what w writes holds u, of resource r.
+func (w *mgWriter) gathers(u *unstructured.Unstructured, r snapshot.Resource) bool {
+	switch w.o.Inspect {
 	case "":
-		return o.Release.Gathers(u.GetKind())
+		return w.o.Release.Gathers(u.GetKind())
 	case InspectMCONamespace:
 		return u.GetNamespace() == snapshot.DefaultNamespace
-	default:
-		return u.GetNamespace() == snapshot.DefaultNamespace || slices.Contains(coRelated, u.GetKind()) ||
-			(u.GetKind() == "ClusterOperator" && u.GetName() == snapshot.ClusterOperatorName)
 	}
+	names, isRelated := w.related[r.GVR.Group+"/"+r.GVR.Resource]
+	return u.GetNamespace() == snapshot.DefaultNamespace ||
+		(isRelated && (slices.Contains(names, "") || slices.Contains(names, u.GetName()))) ||
+		(u.GetKind() == "ClusterOperator" && u.GetName() == snapshot.ClusterOperatorName)
 }
 
 // namespaces are the namespaces o gathers whole (namespace.go

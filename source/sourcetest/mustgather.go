@@ -44,20 +44,22 @@ func (r Release) Gathers(kind string) bool {
 	return true
 }
 
-// NeverNone are the kinds no cluster has none of
-// (snapshot.Resource.NeverNone): a must-gather that gathers them and holds
-// none lost them, and reads them as not captured. A scenario without one
-// is not a whole cluster.
-var NeverNone = neverNone()
-
-func neverNone() []string {
+// Lacks are the kinds no cluster has none of (snapshot.Resource.NeverNone)
+// that the flat snapshot at dir holds no object of: a must-gather that
+// gathers them and holds none lost them, and reads them as not captured.
+// A scenario that lacks one is not a whole cluster.
+func Lacks(dir string) ([]string, error) {
+	objs, err := readObjects(dir)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, res := range snapshot.Resources() {
-		if res.NeverNone {
+		if res.NeverNone && !slices.ContainsFunc(objs, func(u *unstructured.Unstructured) bool { return u.GetKind() == res.Kind }) {
 			out = append(out, res.Kind)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // MustGatherOptions shape a generated must-gather.
@@ -108,12 +110,9 @@ func WriteMustGather(from, dir string, o MustGatherOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	objs = append(objs, extra...)
-	w := &mgWriter{root: filepath.Join(dir, o.imageDir()), o: o, lists: map[string][]map[string]any{}}
+	objs = slices.DeleteFunc(append(objs, extra...), func(u *unstructured.Unstructured) bool { return o.Edit != nil && !o.Edit(u) })
+	w := &mgWriter{root: filepath.Join(dir, o.imageDir()), o: o, lists: map[string][]map[string]any{}, related: related(objs)}
 	for _, u := range objs {
-		if o.Edit != nil && !o.Edit(u) {
-			continue
-		}
 		if err := w.object(u); err != nil {
 			return "", err
 		}
@@ -184,6 +183,8 @@ type mgWriter struct {
 	lists map[string][]map[string]any // namespaces/<ns>/<group>/<resource>.yaml -> items
 	// clusterOperators are every ClusterOperator, for an inspect of one.
 	clusterOperators []any
+	// related are what an inspect of the ClusterOperator follows.
+	related map[string][]string
 }
 
 // resourceOf is the resource the exporter reads a kind as.
@@ -214,7 +215,7 @@ func (w *mgWriter) object(u *unstructured.Unstructured) error {
 		w.clusterOperators = append(w.clusterOperators, u.Object)
 	}
 	r, ok := resourceOf(u.GetKind())
-	if !ok || !w.o.gathers(u) || slices.Contains(w.o.WithoutNamespaces, u.GetNamespace()) {
+	if !ok || !w.gathers(u, r) || slices.Contains(w.o.WithoutNamespaces, u.GetNamespace()) {
 		return nil
 	}
 	if u.GetKind() == "Secret" {
