@@ -137,7 +137,9 @@ clean:
 
 ## generate: rewrite every generated file, in the order they depend on
 ## each other: the golden exposition, the limits diagnose reads from the
-## rules, the promtool series and lifecycles, the reports' goldens, the
+## rules, the promtool series and lifecycles with what else the rules
+## decide (the OCLExporterDown inhibition, docs/alerts.md's alert
+## tables), the reports' goldens and docs/diagnose.md's checks, the
 ## committed must-gather trees (before the reports: diagnose reads them),
 ## the dashboards' JSON, the bundle, docs/flags.md and the exporter's
 ## RBAC. Review the diff and commit it; check-generated (CI) fails while

@@ -17,14 +17,7 @@ const exporterScraped = "ocl_exporter_build_info"
 // gives it through a gap: it carries itself, or it reads nothing but
 // recording rules that hold their last value.
 func TestAlertsBridgeScrapeGaps(t *testing.T) {
-	records := map[string]string{}
-	for _, g := range loadRules(t) {
-		for _, r := range g.Rules {
-			if r.Record != "" {
-				records[r.Record] = r.Expr
-			}
-		}
-	}
+	records := recordExprs(t)
 	sources := labelSources(t)
 	for _, r := range alertRules(t) {
 		if r.Alert == "OCLExporterDown" { // the gap itself

@@ -168,40 +168,6 @@ func TestEveryAlertHasARunbookAndEveryRunbookAnAlert(t *testing.T) {
 	}
 }
 
-// TestAlertTableIsTheRules: docs/alerts.md's table lists every alert once,
-// linked to its runbook, with the severity and the for of its rule.
-func TestAlertTableIsTheRules(t *testing.T) {
-	const path = "../docs/alerts.md"
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := docs.Table(f, "Alert", "Severity", "For", "Purpose")
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	listed := map[string][]string{}
-	for _, row := range rows {
-		listed[row[0]] = row
-	}
-	for _, r := range alertRules(t) {
-		cell := fmt.Sprintf("[`%s`](../runbooks/%s.md)", r.Alert, r.Alert)
-		row, ok := listed[cell]
-		if !ok {
-			t.Errorf("%s does not list %s: add | %s | %s | %s | ... |", path, r.Alert, cell, r.Labels["severity"], r.For)
-			continue
-		}
-		delete(listed, cell)
-		if row[1] != r.Labels["severity"] || row[2] != r.For.String() {
-			t.Errorf("%s: %s reads severity %s, for %s; its rule says %s, %s", path, r.Alert, row[1], row[2], r.Labels["severity"], r.For)
-		}
-	}
-	for cell := range listed {
-		t.Errorf("%s lists %s, which is no alert of alerts/*rules.yaml (or its link is not ../runbooks/<Alert>.md)", path, cell)
-	}
-}
-
 // readMetricsDoc reads the metric tables of docs/metrics.md, which a test
 // in cmd/ocl_exporter keeps equal to a real scrape.
 func readMetricsDoc(t *testing.T) map[string]docs.Metric {

@@ -71,6 +71,21 @@ func (b *reportBuilder) rolloutChecks(pool string, r *analysis.PoolRollout, node
 	return append(checks, b.poolConditionCheck(pool, failing.Status == Failed).done())
 }
 
+// nodeFailureAlerts are the classes of a node failure that an alert of
+// their own pages for, split off OCLNodeUpdateFailing (whose rule then
+// excludes them): the finding links that alert's runbook.
+// TestNodeFailureRunbooksAreTheRules reads the rules' class matchers and
+// names a class missing here.
+var nodeFailureAlerts = map[classify.Class]string{}
+
+// nodeFailureAlert is the alert that pages for a node failing with class c.
+func nodeFailureAlert(c classify.Class) string {
+	if a, ok := nodeFailureAlerts[c]; ok {
+		return a
+	}
+	return alertNodeUpdateFailing
+}
+
 // nodeFailures lists the nodes whose update fails. Without
 // MachineConfigNodes (a 4.18 must-gather gathers none), what only they
 // report of a layered pool's nodes stays unknown.
@@ -84,7 +99,7 @@ func (b *reportBuilder) nodeFailures(nodes []analysis.NodeRollout, layered bool)
 			Object: Object{Kind: "Node", Name: n.Name}, Field: "metadata.annotations[" + analysis.NodeAnnotationReason + "]",
 			Message: fmt.Sprintf("node %s fails to update (MCD state %s)", n.Name, orNone(n.State)),
 			Class:   n.Failure.Class, Excerpt: n.Failure.Excerpt, Since: timePtr(n.Failure.Since),
-			Runbook: b.runbook(alertNodeUpdateFailing), Commands: nodeCommands(n.Name, b.c.Namespace),
+			Runbook: b.runbook(nodeFailureAlert(n.Failure.Class)), Commands: nodeCommands(n.Name, b.c.Namespace),
 		})
 	}
 	if layered && failing.Status == Passed && !b.c.Captured(analysis.KindMachineConfigNode) {

@@ -64,3 +64,67 @@ func tableCells(line string) ([]string, bool) {
 	}
 	return append(cells, strings.TrimSpace(cell.String())), true
 }
+
+// ReplaceTable returns doc with the rows of the table whose header row has
+// exactly the cells header replaced by rows, for a table whose columns are
+// generated; a cell's pipe is escaped, an empty cell is written "| |".
+func ReplaceTable(doc string, rows [][]string, header ...string) (string, error) {
+	lines := strings.SplitAfter(doc, "\n")
+	for i, line := range lines {
+		cells, isRow := tableCells(strings.TrimSpace(line))
+		if !isRow || !slices.Equal(cells, header) || i+1 >= len(lines) {
+			continue
+		}
+		end := i + 2 // past the |---| delimiter row
+		for end < len(lines) {
+			if _, isRow := tableCells(strings.TrimSpace(lines[end])); !isRow {
+				break
+			}
+			end++
+		}
+		var b strings.Builder
+		for _, row := range rows {
+			if len(row) != len(header) {
+				return "", fmt.Errorf("table %q: row %q has %d cells, want %d", strings.Join(header, " | "), row, len(row), len(header))
+			}
+			b.WriteString("|")
+			for _, c := range row {
+				if c != "" {
+					b.WriteString(" " + strings.ReplaceAll(c, "|", `\|`))
+				}
+				b.WriteString(" |")
+			}
+			b.WriteString("\n")
+		}
+		return strings.Join(lines[:i+2], "") + b.String() + strings.Join(lines[end:], ""), nil
+	}
+	return "", fmt.Errorf("no table with the header | %s |", strings.Join(header, " | "))
+}
+
+// Keyed orders the keys of a generated table: those old lists (the first
+// cells of its rows as written) in that order, each other key of keys
+// right after the key before it in keys, so a row added to the source
+// lands next to its neighbour and the rest of the table does not move.
+func Keyed(old [][]string, keys []string) []string {
+	want := map[string]bool{}
+	for _, k := range keys {
+		want[k] = true
+	}
+	var out []string
+	for _, row := range old {
+		if want[row[0]] && !slices.Contains(out, row[0]) {
+			out = append(out, row[0])
+		}
+	}
+	for i, k := range keys {
+		if slices.Contains(out, k) {
+			continue
+		}
+		at := 0
+		if i > 0 {
+			at = slices.Index(out, keys[i-1]) + 1
+		}
+		out = slices.Insert(out, at, k)
+	}
+	return out
+}
