@@ -111,8 +111,8 @@ func NewRenderer(c *Collector, src GenerationSource, logger *slog.Logger) (*Rend
 // that would otherwise render itself, lead before it is expected, until
 // ctx ends. It also renders as soon as the source becomes ready, and
 // after a change at most once an interval until such a render succeeds,
-// so /readyz turns ready then, not at the first scrape (a pod not ready
-// may not be scraped at all).
+// so /readyz turns ready then: until then /metrics answers 503, and no
+// scrape renders.
 func (r *Renderer) Run(ctx context.Context, interval time.Duration) {
 	r.interval.Store(int64(interval))
 	r.alarmMu.Lock()
