@@ -19,11 +19,12 @@ import (
 // encoding them, and a cluster changes much less often than it is scraped.
 // The text is encoded once per render too, so a scrape only copies bytes.
 // A render nobody reads is not made: while the cluster changes, it renders
-// just before each scrape it expects (scrapeClock), and a scrape that finds
-// the latest render older than the interval while the cluster changed
-// since renders itself. So a scrape's metrics lag the cluster by at most
-// the interval, and a changing cluster costs a render per scrape, not one
-// per interval (docs/performance.md, "Cost under churn").
+// just before each scrape it expects (scrapeClock), on a timer set for it,
+// and a scrape that finds the latest render older than the interval while
+// the cluster changed since renders itself. So a scrape's metrics lag the
+// cluster by at most the interval, a changing cluster costs a render per
+// scrape, not one per interval, and nothing wakes the renderer while
+// nobody scrapes (docs/performance.md, "Cost under churn").
 type Renderer struct {
 	collector *Collector
 	// families are the collector's, by name: the exposition's order.
@@ -43,6 +44,13 @@ type Renderer struct {
 	tried atomic.Pointer[attempt]
 	// scrapes predicts the next scrape.
 	scrapes scrapeClock
+	// renderTime is the slowest recent render, forgotten an eighth at each
+	// render: what the lead before a predicted scrape covers.
+	renderTime atomic.Int64
+	// alarmMu guards alarm, the timer of the next predicted scrape's
+	// render: set by Run, nil before and after it.
+	alarmMu sync.Mutex
+	alarm   *time.Timer
 	// readyRendered is set once a render began after the source was ready:
 	// from then on scrapes see a complete view.
 	readyRendered atomic.Bool
@@ -65,10 +73,12 @@ type rendering struct {
 	number uint64
 }
 
-// attempt is when a render began and the generation it read then.
+// attempt is when a render began, the generation it read then and
+// whether the source was ready.
 type attempt struct {
 	started    time.Time
 	generation uint64
+	ready      bool
 }
 
 // Bounds on the log of a failing render: it is retried after each change, and
@@ -97,43 +107,84 @@ func NewRenderer(c *Collector, src GenerationSource, logger *slog.Logger) (*Rend
 	return &Renderer{collector: c, families: families, generation: src.Generation, ready: src.Ready, logger: logger}, nil
 }
 
-// Run renders now, then while the generation moves only when a scrape is
-// due, until ctx ends: it looks every half interval, so that the render
-// before a scrape begins at most half an interval ahead of it, and a
-// scrape up to half an interval late still finds it fresh. It also
-// renders as soon as the source becomes ready, so /readyz turns ready
-// then, not up to an interval later (20 s with
-// --collector.render-interval=20s).
+// Run renders now, then while the generation moves only for a scrape
+// that would otherwise render itself, lead before it is expected, until
+// ctx ends. It also renders as soon as the source becomes ready, and
+// after a change at most once an interval until such a render succeeds,
+// so /readyz turns ready then: until then /metrics answers 503, and no
+// scrape renders.
 func (r *Renderer) Run(ctx context.Context, interval time.Duration) {
 	r.interval.Store(int64(interval))
+	r.alarmMu.Lock()
+	r.alarm = time.AfterFunc(time.Hour, r.due) // set or stopped by arm
+	r.alarmMu.Unlock()
+	defer func() {
+		r.alarmMu.Lock()
+		r.alarm.Stop()
+		r.alarm = nil
+		r.alarmMu.Unlock()
+	}()
 	r.renderNow()
-	t := time.NewTicker(max(interval/2, time.Millisecond))
-	defer t.Stop()
 	untilReady := time.NewTicker(min(interval, readyPoll))
 	defer untilReady.Stop()
-	for {
+	for !r.readyRendered.Load() {
 		select {
 		case <-ctx.Done():
 			return
 		case <-untilReady.C:
-			if r.ready() {
-				untilReady.Stop() // once: its channel never fires again
-				if !r.readyRendered.Load() {
-					r.renderNow()
-				}
-			}
-		case now := <-t.C:
-			if !r.readyRendered.Load() || r.changed() && r.scrapes.due(now, interval/2) {
+			if r.ready() && (!r.fresh(time.Now()) || !r.tried.Load().ready) {
 				r.renderNow()
 			}
 		}
 	}
+	untilReady.Stop()
+	<-ctx.Done()
 }
 
-// changed says whether the generation moved since the latest render began.
-func (r *Renderer) changed() bool {
-	a := r.tried.Load()
-	return a == nil || a.generation != r.generation()
+// Timing of the render before a predicted scrape.
+const (
+	// leadMargin is the timer's and the scrape's jitter, added to twice
+	// the slowest recent render (a loaded machine slows a render as much).
+	leadMargin = 10 * time.Millisecond
+	// renderTimeMemory is how many renders the slowest is forgotten over:
+	// an eighth of it at each.
+	renderTimeMemory = 8
+)
+
+// lead is how long before a predicted scrape its render begins: enough
+// to finish before the scrape, at most half the interval, so that a
+// scrape up to half an interval late still finds the render fresh.
+func (r *Renderer) lead() time.Duration {
+	return min(2*time.Duration(r.renderTime.Load())+leadMargin, time.Duration(r.interval.Load())/2)
+}
+
+// arm sets the alarm for the render before the next scrape expected a
+// lead or more from now, or stops it when none is: after a scrape (the
+// prediction moved), after a render (so did the lead) and after the alarm
+// itself. Nothing wakes the renderer while nobody scrapes.
+func (r *Renderer) arm() {
+	r.alarmMu.Lock()
+	defer r.alarmMu.Unlock()
+	if r.alarm == nil {
+		return
+	}
+	now, lead := time.Now(), r.lead()
+	if next, ok := r.scrapes.next(now.Add(lead)); ok {
+		r.alarm.Reset(next.Sub(now) - lead)
+	} else {
+		r.alarm.Stop()
+	}
+}
+
+// due renders, lead before an expected scrape, what that scrape would
+// otherwise render itself.
+func (r *Renderer) due() {
+	r.mu.Lock()
+	if !r.fresh(time.Now().Add(r.lead())) {
+		r.render()
+	}
+	r.mu.Unlock()
+	r.arm()
 }
 
 // Scrape is the render a scrape by client serves: the latest, unless it
@@ -150,6 +201,7 @@ func (r *Renderer) Scrape(client string) (text []byte, render uint64) {
 		}
 		r.mu.Unlock()
 	}
+	r.arm()
 	return r.Latest()
 }
 
@@ -160,11 +212,13 @@ func (r *Renderer) fresh(now time.Time) bool {
 	return a != nil && (now.Sub(a.started) <= time.Duration(r.interval.Load()) || a.generation == r.generation())
 }
 
-// renderNow renders, waiting for a scrape's render under way.
+// renderNow renders, waiting for a scrape's render under way, and sets
+// the alarm for the lead that render measured.
 func (r *Renderer) renderNow() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.render()
+	r.mu.Unlock()
+	r.arm()
 }
 
 // readyPoll is how often Run looks whether the source became ready.
@@ -173,11 +227,11 @@ const readyPoll = 50 * time.Millisecond
 // render encodes the collector's samples, with mu held. A failed render
 // keeps the last one.
 func (r *Renderer) render() {
-	tried := &attempt{started: time.Now(), generation: r.generation()}
+	tried := &attempt{started: time.Now(), generation: r.generation(), ready: r.ready()}
 	// Stored once done, after the render: a scrape that finds it fresh
 	// finds its text in latest.
 	defer r.tried.Store(tried)
-	ready := r.ready()
+	defer r.timed(tried.started)
 	text, err := r.encode()
 	if err != nil {
 		r.fail(err)
@@ -186,9 +240,16 @@ func (r *Renderer) render() {
 	r.failure.Store(nil)
 	r.renders++
 	r.latest.Store(&rendering{text: text, number: r.renders})
-	if ready {
+	if tried.ready {
 		r.readyRendered.Store(true)
 	}
+}
+
+// timed keeps the slowest recent render's duration, a render begun at
+// started having ended.
+func (r *Renderer) timed(started time.Time) {
+	slowest := time.Duration(r.renderTime.Load())
+	r.renderTime.Store(int64(max(time.Since(started), slowest-slowest/renderTimeMemory)))
 }
 
 // fail keeps the error for Failure and logs it, cut to failureLogBytes,

@@ -50,19 +50,19 @@ func (c *scrapeClock) scraped(client string, now time.Time) {
 	c.scrapers[client] = &scraper{last: now}
 }
 
-// due says whether a scrape is expected within window of now, either
-// side: one ahead, or one late by no more than window.
-func (c *scrapeClock) due(now time.Time, window time.Duration) bool {
+// next is the earliest scrape expected after t, if any: a scraper seen
+// once, or whose expected scrape is not after t, predicts nothing more
+// until it scrapes again.
+func (c *scrapeClock) next(t time.Time) (next time.Time, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range c.scrapers {
 		if s.gap <= 0 {
 			continue
 		}
-		next := s.last.Add(s.gap)
-		if d := next.Sub(now); d > -window && d <= window {
-			return true
+		if at := s.last.Add(s.gap); at.After(t) && (!ok || at.Before(next)) {
+			next, ok = at, true
 		}
 	}
-	return false
+	return next, ok
 }

@@ -8,34 +8,32 @@ import (
 
 // TestScrapeClock: each scraper's next scrape is its last plus the gap
 // before it, the replicas of a pair apart; a scraper seen once predicts
-// nothing; beyond maxScrapers the least recent is forgotten.
+// nothing, nor one whose expected scrape has passed; beyond maxScrapers
+// the least recent is forgotten.
 func TestScrapeClock(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	at := t0.Add
 	var c scrapeClock
 	c.scraped("10.0.0.1", at(0))
-	if c.due(at(30*time.Second), time.Second) {
-		t.Error("due after a single scrape")
+	if next, ok := c.next(at(0)); ok {
+		t.Errorf("a scrape expected at %v after a single scrape", next.Sub(t0))
 	}
 	c.scraped("10.0.0.1", at(30*time.Second)) // next at 60 s
 	c.scraped("10.0.0.2", at(10*time.Second))
 	c.scraped("10.0.0.2", at(40*time.Second)) // next at 70 s
 	for _, tc := range []struct {
-		at  time.Duration
-		due bool
+		after, next time.Duration // next 0: none
 	}{
-		{50 * time.Second, false},
-		{58 * time.Second, false},
-		{59500 * time.Millisecond, true},
-		{60 * time.Second, true},
-		{60500 * time.Millisecond, true}, // late by half a window
-		{61 * time.Second, false},
-		{65 * time.Second, false},
-		{69 * time.Second, true},
-		{71500 * time.Millisecond, false},
+		{40 * time.Second, 60 * time.Second},
+		{59999 * time.Millisecond, 60 * time.Second},
+		{60 * time.Second, 70 * time.Second}, // the first passed
+		{69 * time.Second, 70 * time.Second},
+		{70 * time.Second, 0},
+		{time.Hour, 0},
 	} {
-		if got := c.due(at(tc.at), time.Second); got != tc.due {
-			t.Errorf("due at %v = %v, want %v", tc.at, got, tc.due)
+		next, ok := c.next(at(tc.after))
+		if got := next.Sub(t0); ok != (tc.next != 0) || ok && got != tc.next {
+			t.Errorf("next after %v = %v (%v), want %v", tc.after, got, ok, tc.next)
 		}
 	}
 	for i := range maxScrapers - 1 {
