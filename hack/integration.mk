@@ -245,7 +245,20 @@ BASE              ?=
 bench-rules: $(E2E_PROMK8S)
 	E2E_OPERATOR_PROMETHEUS=$(E2E_PROMK8S) RULEBENCH_SIZES=$(RULEBENCH_SIZES) RULEBENCH_RESULTS=$(RULEBENCH_RESULTS) \
 	RULEBENCH_BASE=$(BASE) \
-		$(GO) test -tags rulebench -count=1 -v -timeout 60m ./test/rulebench/
+		$(GO) test -tags rulebench -count=1 -v -run '^(TestRenameRules|TestRuleCost)$$' -timeout 60m ./test/rulebench/
+
+## bench-rules-work: the work of the rules, paired with BASE's (needed) in
+## process: Prometheus' rule manager and PromQL engine (the Go module's
+## release) over a test TSDB holding the synthetic cluster of each of
+## RULEBENCH_SIZES nodes, on a simulated clock, 200 cycles after an hour
+## of warm-up. Nothing to build or start; about 20 s at 2,000 nodes, and
+## repeatable to a per cent or so where bench-rules' wall clock moves by
+## 8% (test/rulebench/work_test.go, docs/performance.md).
+.PHONY: bench-rules-work
+bench-rules-work:
+	@test -n "$(BASE)" || { echo "bench-rules-work pairs the tree with a commit: make bench-rules-work BASE=main"; exit 2; }
+	RULEBENCH_SIZES=$(RULEBENCH_SIZES) RULEBENCH_BASE=$(BASE) \
+		$(GO) test -tags rulebench -count=1 -v -run '^TestRuleWork$$' -timeout 30m ./test/rulebench/
 
 ## bench-status: the scrape's latency while STATUS_CLIENTS (50) clients
 ## hammer /status of a STATUS_NODES (5000) node snapshot, the exporter on

@@ -8,9 +8,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/rulefmt"
+	"go.yaml.in/yaml/v3"
 )
 
 // A paired run evaluates the rules of a base commit (RULEBENCH_BASE) beside
@@ -22,10 +28,18 @@ import (
 // <name>:base, its alerts are Base<alert>, and its selectors of those
 // names, and of ALERTS' alertname, follow.
 
-// baseRules writes the rule files of commit ref, renamed, into dir and
-// returns their paths.
-func baseRules(t *testing.T, ref, dir string) []string {
+// baseRules writes the rule groups of commit ref, renamed, into dir, a
+// file each, and returns their paths. Each file is named so that
+// Prometheus evaluates its group in the slot of the tree's group of the
+// same name (tree: the tree's rule files as Prometheus is given them):
+// a group's slot in the interval is a hash of its name and file
+// (rules.Group.EvalTimestamp), and a base group in another slot than the
+// tree's meets the scrape and the other groups at another moment of each
+// interval, a bias of a whole group that moved from run to run with the
+// temporary directory (docs/performance.md).
+func baseRules(t *testing.T, ref, dir string, tree []string) []string {
 	t.Helper()
+	slots := treeSlots(t, tree)
 	list, err := exec.Command("git", "-C", repoRoot, "ls-tree", "--name-only", ref, "alerts/").Output()
 	if err != nil {
 		t.Fatalf("RULEBENCH_BASE=%s: git ls-tree: %v (a commit of this repository: make bench-rules BASE=main)", ref, err)
@@ -43,16 +57,60 @@ func baseRules(t *testing.T, ref, dir string) []string {
 		if err != nil {
 			t.Fatalf("%s:%s: %v", ref, path, err)
 		}
-		file := filepath.Join(dir, "base-"+filepath.Base(path))
-		if err := os.WriteFile(file, renamed, 0o600); err != nil {
-			t.Fatal(err)
+		groups, errs := rulefmt.Parse(renamed, false, model.UTF8Validation)
+		if len(errs) > 0 {
+			t.Fatalf("%s:%s renamed: %v", ref, path, errs)
 		}
-		out = append(out, file)
+		for _, g := range groups.Groups {
+			one, err := yaml.Marshal(rulefmt.RuleGroups{Groups: []rulefmt.RuleGroup{g}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := slotted(dir, g.Name, slots[strings.TrimPrefix(g.Name, basePrefix)])
+			if err := os.WriteFile(file, one, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, file)
+		}
 	}
 	if len(out) == 0 {
 		t.Fatalf("RULEBENCH_BASE=%s has no alerts/*rules.yaml", ref)
 	}
 	return out
+}
+
+// treeSlots is the slot of each group of the tree's rule files.
+func treeSlots(t *testing.T, files []string) map[string]time.Duration {
+	t.Helper()
+	out := map[string]time.Duration{}
+	for _, f := range files {
+		groups, errs := rulefmt.ParseFile(f, false, model.UTF8Validation)
+		if len(errs) > 0 {
+			t.Fatalf("%s: %v", f, errs)
+		}
+		for _, g := range groups.Groups {
+			out[g.Name] = slot(g.Name, f)
+		}
+	}
+	return out
+}
+
+// slot is where in each interval Prometheus evaluates group of file.
+func slot(group, file string) time.Duration {
+	h := labels.New(labels.Label{Name: "name", Value: group}, labels.Label{Name: "file", Value: file}).Hash()
+	return time.Duration(h % uint64(scrapeInterval))
+}
+
+// slotted is a file in dir for group whose slot is within a millisecond
+// of want: one name in 7,500 on average, found by counting.
+func slotted(dir, group string, want time.Duration) string {
+	prefix := filepath.Join(dir, strings.ReplaceAll(group, "/", "-"))
+	for n := 0; ; n++ {
+		f := prefix + "-" + strconv.Itoa(n) + ".yaml"
+		if d := slot(group, f) - want; d > -time.Millisecond && d < time.Millisecond {
+			return f
+		}
+	}
 }
 
 // set is a rule set's groups' evaluations, in order.
@@ -178,6 +236,7 @@ func collect(t *testing.T, base string, n int) (tree, baseSet set) {
 	t.Helper()
 	tree, baseSet = set{}, set{}
 	last := map[string]string{}
+	slots := map[string]string{}
 	for {
 		var rs rulesAPI
 		get(t, base+"/api/v1/rules", &rs)
@@ -189,6 +248,9 @@ func collect(t *testing.T, base string, n int) (tree, baseSet set) {
 			}
 			if g.LastEvaluation != last[g.Name] {
 				last[g.Name] = g.LastEvaluation
+				if at, err := time.Parse(time.RFC3339Nano, g.LastEvaluation); err == nil {
+					slots[g.Name] = time.Duration(at.UnixNano() % int64(scrapeInterval)).Round(time.Millisecond).String()
+				}
 				e := evaluation{total: seconds(g.EvaluationTime)}
 				for _, r := range g.Rules {
 					e.rules = append(e.rules, ruleEvaluation{name: r.Name, d: seconds(r.EvaluationTime), alerts: len(r.Alerts)})
@@ -198,6 +260,7 @@ func collect(t *testing.T, base string, n int) (tree, baseSet set) {
 			done = done && len(into[name]) >= n
 		}
 		if done {
+			t.Logf("each group's slot in the interval, as evaluated (a base group's is its tree group's): %v", slots)
 			return tree, baseSet
 		}
 		time.Sleep(time.Second)

@@ -125,12 +125,7 @@ type result struct {
 
 func measure(t *testing.T, prom string, nodes int) result {
 	t.Helper()
-	size := synth.Target
-	size.Nodes = nodes
-	src := sourcetest.FromObjects(t, synth.Objects(size))
-	// What serve.go serves: the families and the build's version, which the scrape-gap bridges read.
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector.New(src, collector.DefaultOptions), versioncollector.NewCollector("ocl_exporter"))
+	reg := registry(t, nodes)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +150,7 @@ func measure(t *testing.T, prom string, nodes int) result {
 	}
 	baseRef := os.Getenv("RULEBENCH_BASE")
 	if baseRef != "" {
-		rules = append(rules, baseRules(t, baseRef, dir)...)
+		rules = append(rules, baseRules(t, baseRef, dir, rules)...)
 	}
 	backfill(t, filepath.Join(dir, "data"), reg, l.Addr().String(), rules)
 	quoted := make([]string, len(rules))
@@ -400,13 +395,58 @@ const (
 func backfill(t *testing.T, dir string, reg *prometheus.Registry, instance string, rules []string) {
 	t.Helper()
 	began := time.Now()
+	samples := scraped(t, reg, instance)
+	// The history ends a lookback before now, so the live evaluations read
+	// the head only, as in a Prometheus up for longer than its lookback:
+	// ending now, every selector of every rule also searched the newest
+	// persisted block for the first five minutes, which the measurement
+	// falls in, and no Prometheus in service does that.
+	end := time.Now().Add(-lookback).Truncate(scrapeInterval)
+	w := history.Written{Start: end.Add(-dashboardRange), End: end}
+	series := func(app storage.Appender) error {
+		refs := make([]storage.SeriesRef, len(samples))
+		for ts := w.Start; !ts.After(w.End); ts = ts.Add(scrapeInterval) {
+			for i, s := range samples {
+				ref, err := app.Append(refs[i], s.lbls, ts.UnixMilli(), s.v)
+				if err != nil {
+					return fmt.Errorf("%s at %s: %w", s.lbls, ts, err)
+				}
+				refs[i] = ref
+			}
+		}
+		return nil
+	}
+	if err := history.Store(dir, w, series, rules, scrapeInterval); err != nil {
+		t.Fatalf("backfilling %s of history: %v", dashboardRange, err)
+	}
+	t.Logf("backfilled %s of %d series in %s", dashboardRange, len(samples), time.Since(began).Round(time.Second))
+}
+
+// registry serves what serve.go serves for a synthetic cluster of nodes:
+// the families and the build's version, which the scrape-gap bridges
+// read.
+func registry(t *testing.T, nodes int) *prometheus.Registry {
+	t.Helper()
+	size := synth.Target
+	size.Nodes = nodes
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collector.New(sourcetest.FromObjects(t, synth.Objects(size)), collector.DefaultOptions), versioncollector.NewCollector("ocl_exporter"))
+	return reg
+}
+
+// sample is one series of a scrape and its value.
+type sample struct {
+	lbls labels.Labels
+	v    float64
+}
+
+// scraped is what a scrape of reg stores, with the job and instance
+// labels of the live scrape and the scrape's own up.
+func scraped(t *testing.T, reg *prometheus.Registry, instance string) []sample {
+	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
-	}
-	type sample struct {
-		lbls labels.Labels
-		v    float64
 	}
 	samples := []sample{{labels.FromStrings(model.MetricNameLabel, "up", "job", "ocl-exporter", "instance", instance), 1}}
 	for _, f := range families {
@@ -433,28 +473,5 @@ func backfill(t *testing.T, dir string, reg *prometheus.Registry, instance strin
 			samples = append(samples, sample{b.Labels(), v})
 		}
 	}
-	// The history ends a lookback before now, so the live evaluations read
-	// the head only, as in a Prometheus up for longer than its lookback:
-	// ending now, every selector of every rule also searched the newest
-	// persisted block for the first five minutes, which the measurement
-	// falls in, and no Prometheus in service does that.
-	end := time.Now().Add(-lookback).Truncate(scrapeInterval)
-	w := history.Written{Start: end.Add(-dashboardRange), End: end}
-	series := func(app storage.Appender) error {
-		refs := make([]storage.SeriesRef, len(samples))
-		for ts := w.Start; !ts.After(w.End); ts = ts.Add(scrapeInterval) {
-			for i, s := range samples {
-				ref, err := app.Append(refs[i], s.lbls, ts.UnixMilli(), s.v)
-				if err != nil {
-					return fmt.Errorf("%s at %s: %w", s.lbls, ts, err)
-				}
-				refs[i] = ref
-			}
-		}
-		return nil
-	}
-	if err := history.Store(dir, w, series, rules, scrapeInterval); err != nil {
-		t.Fatalf("backfilling %s of history: %v", dashboardRange, err)
-	}
-	t.Logf("backfilled %s of %d series in %s", dashboardRange, len(samples), time.Since(began).Round(time.Second))
+	return samples
 }
