@@ -406,12 +406,8 @@ func backfill(t *testing.T, dir string, reg *prometheus.Registry, instance strin
 	series := func(app storage.Appender) error {
 		refs := make([]storage.SeriesRef, len(samples))
 		for ts := w.Start; !ts.After(w.End); ts = ts.Add(scrapeInterval) {
-			for i, s := range samples {
-				ref, err := app.Append(refs[i], s.lbls, ts.UnixMilli(), s.v)
-				if err != nil {
-					return fmt.Errorf("%s at %s: %w", s.lbls, ts, err)
-				}
-				refs[i] = ref
+			if err := appendScrape(app, samples, refs, ts); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -438,6 +434,19 @@ func registry(t *testing.T, nodes int) *prometheus.Registry {
 type sample struct {
 	lbls labels.Labels
 	v    float64
+}
+
+// appendScrape appends samples at ts, refs holding each one's series
+// reference across calls.
+func appendScrape(app storage.Appender, samples []sample, refs []storage.SeriesRef, ts time.Time) error {
+	for i, s := range samples {
+		ref, err := app.Append(refs[i], s.lbls, ts.UnixMilli(), s.v)
+		if err != nil {
+			return fmt.Errorf("%s at %s: %w", s.lbls, ts, err)
+		}
+		refs[i] = ref
+	}
+	return nil
 }
 
 // scraped is what a scrape of reg stores, with the job and instance

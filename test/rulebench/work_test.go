@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/rules"
+	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/util/teststorage"
 
 	"github.com/ocl-exporter/ocl_exporter/alerts"
@@ -86,11 +87,12 @@ func evaluateInProcess(t *testing.T, nodes int, baseRef string) (tree, base set)
 	}
 	treeGroups, baseGroups := inEvalOrder(loaded)
 	tree, base = set{}, set{}
+	refs := make([]storage.SeriesRef, len(samples))
 	measured := workCycles * scrapeInterval
 	start := time.Now().Add(-workWarmUp - measured).Truncate(scrapeInterval)
 	for i := 0; tree.cycles() < workCycles; i++ {
 		ts := start.Add(time.Duration(i) * scrapeInterval)
-		store(t, st, samples, ts)
+		store(t, st, samples, refs, ts)
 		record := ts.Sub(start) >= workWarmUp
 		first, second := evalSide{treeGroups, tree}, evalSide{baseGroups, base}
 		if i%2 == 1 {
@@ -104,13 +106,11 @@ func evaluateInProcess(t *testing.T, nodes int, baseRef string) (tree, base set)
 }
 
 // store appends one scrape of samples at ts.
-func store(t *testing.T, st *teststorage.TestStorage, samples []sample, ts time.Time) {
+func store(t *testing.T, st *teststorage.TestStorage, samples []sample, refs []storage.SeriesRef, ts time.Time) {
 	t.Helper()
 	app := st.Appender(t.Context())
-	for _, s := range samples {
-		if _, err := app.Append(0, s.lbls, ts.UnixMilli(), s.v); err != nil {
-			t.Fatalf("%s at %s: %v", s.lbls, ts, err)
-		}
+	if err := appendScrape(app, samples, refs, ts); err != nil {
+		t.Fatal(err)
 	}
 	if err := app.Commit(); err != nil {
 		t.Fatal(err)
