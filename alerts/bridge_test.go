@@ -102,15 +102,25 @@ func bridgeLabels(e parser.Expr, alert string) ([]string, bool) {
 	return slices.Sorted(slices.Values(agg.Grouping)), true
 }
 
-// isGate reports whether b is "... unless on () up{...} == 1".
+// isGate reports whether b is "... unless on () ocl_exporter_build_info".
 func isGate(b *parser.BinaryExpr) bool {
 	return b.VectorMatching != nil && b.VectorMatching.On && len(b.VectorMatching.MatchingLabels) == 0 && b.RHS.String() == exporterScraped
 }
 
+// holdsItself reports whether record's expression e holds its last value
+// through a gap: <expr> or <record> unless on () ocl_exporter_build_info.
+func holdsItself(record string, e parser.Expr) bool {
+	or, ok := e.(*parser.BinaryExpr)
+	if !ok || or.Op != parser.LOR {
+		return false
+	}
+	unless, ok := or.RHS.(*parser.BinaryExpr)
+	return ok && unless.Op == parser.LUNLESS && isGate(unless) && unless.LHS.String() == record
+}
+
 // notHeld returns a series e reads that is not held through a gap: one
-// that is not a recording rule holding its last value (<expr> or
-// <itself> unless on () up == 1), nor one computed
-// from such alone. "" when every series is held.
+// that is not a recording rule holding its last value (holdsItself), nor
+// one computed from such alone. "" when every series is held.
 func notHeld(e parser.Expr, records map[string]string, seen []string) string {
 	var out string
 	parser.Inspect(e, func(node parser.Node, _ []parser.Node) error {
@@ -128,11 +138,8 @@ func notHeld(e parser.Expr, records map[string]string, seen []string) string {
 			out = err.Error()
 			return nil
 		}
-		if or, ok := re.(*parser.BinaryExpr); ok && or.Op == parser.LOR {
-			if unless, ok := or.RHS.(*parser.BinaryExpr); ok && unless.Op == parser.LUNLESS && isGate(unless) &&
-				unless.LHS.String() == vs.Name {
-				return nil // held
-			}
+		if holdsItself(vs.Name, re) {
+			return nil
 		}
 		if n := notHeld(re, records, append(seen, vs.Name)); n != "" {
 			out = vs.Name + " (it reads " + n + ")"
