@@ -30,13 +30,17 @@ import (
 
 // baseRules writes the rule groups of commit ref, renamed, into dir, a
 // file each, and returns their paths. Each file is named so that
-// Prometheus evaluates its group in the slot of the tree's group of the
-// same name (tree: the tree's rule files as Prometheus is given them):
-// a group's slot in the interval is a hash of its name and file
-// (rules.Group.EvalTimestamp), and a base group in another slot than the
-// tree's meets the scrape and the other groups at another moment of each
-// interval, a bias of a whole group that moved from run to run with the
-// temporary directory (docs/performance.md).
+// Prometheus evaluates its group half an interval from the tree's group
+// of the same name (tree: the tree's rule files as Prometheus is given
+// them): a group's slot in the interval is a hash of its name and file
+// (rules.Group.EvalTimestamp). A base group in a slot of its own met the
+// scrape and the other groups at another moment than the tree's, a bias
+// of a whole group that moved from run to run with the temporary
+// directory; in the tree's slot it ran beside the tree's group, and the
+// one that started first (by a millisecond, either way) warmed the
+// caches for the other, which measured cheaper by up to 0.6 ms a cycle.
+// Half an interval apart, each side evaluates alone, as long after the
+// other as before it (docs/performance.md).
 func baseRules(t *testing.T, ref, dir string, tree []string) []string {
 	t.Helper()
 	slots := treeSlots(t, tree)
@@ -66,7 +70,7 @@ func baseRules(t *testing.T, ref, dir string, tree []string) []string {
 			if err != nil {
 				t.Fatal(err)
 			}
-			file := slotted(dir, g.Name, slots[strings.TrimPrefix(g.Name, basePrefix)])
+			file := slotted(dir, g.Name, (slots[strings.TrimPrefix(g.Name, basePrefix)]+scrapeInterval/2)%scrapeInterval)
 			if err := os.WriteFile(file, one, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +264,7 @@ func collect(t *testing.T, base string, n int) (tree, baseSet set) {
 			done = done && len(into[name]) >= n
 		}
 		if done {
-			t.Logf("each group's slot in the interval, as evaluated (a base group's is its tree group's): %v", slots)
+			t.Logf("each group's slot in the interval, as evaluated (a base group's half an interval from its tree group's): %v", slots)
 			return tree, baseSet
 		}
 		time.Sleep(time.Second)
