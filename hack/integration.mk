@@ -235,9 +235,10 @@ $(E2E_KSM):
 ## 6 hours and every docs/queries.md query, Prometheus RSS
 ## (test/rulebench, docs/performance.md). RULEBENCH_RESULTS=file keeps
 ## the table. BASE=<commit> also evaluates that commit's rules, renamed,
-## in the same Prometheus on the same series, and reports the ratio of
-## the working tree's to them evaluation by evaluation (40 of them): the
-## comparison a change to the rules is judged by.
+## in the same Prometheus on the same series, half an interval from the
+## tree's and scraped every 7.5 s, and reports the ratio of the working
+## tree's to them evaluation by evaluation (40 of them): the comparison a
+## change to the rules is judged by.
 RULEBENCH_SIZES   ?= 2000,10000
 RULEBENCH_RESULTS ?=
 BASE              ?=

@@ -157,8 +157,16 @@ func measure(t *testing.T, prom string, nodes int) result {
 	for i, r := range rules {
 		quoted[i] = strconv.Quote(r)
 	}
+	// Paired, the targets are scraped twice an evaluation interval, so
+	// that the two sides' groups, half an interval apart (baseRules),
+	// each evaluate as long after a scrape as the other: the side just
+	// after a scrape reads what it wrote into the caches.
+	scrape := scrapeInterval
+	if baseRef != "" {
+		scrape /= 2
+	}
 	config := fmt.Sprintf(`global:
-  scrape_interval: %[1]s
+  scrape_interval: %[5]s
   evaluation_interval: %[1]s
 rule_files: [%[2]s]
 scrape_configs:
@@ -166,7 +174,7 @@ scrape_configs:
     static_configs: [{targets: [%[3]q]}]
   - job_name: prometheus
     static_configs: [{targets: [%[4]q]}]
-`, model.Duration(scrapeInterval), strings.Join(quoted, ", "), l.Addr().String(), addr)
+`, model.Duration(scrapeInterval), strings.Join(quoted, ", "), l.Addr().String(), addr, model.Duration(scrape))
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
