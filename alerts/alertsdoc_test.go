@@ -125,7 +125,7 @@ func gapWay(alert, expr string, records map[string]string) (string, error) {
 	}
 	lhs, bridged := e, false
 	if or, ok := e.(*parser.BinaryExpr); ok && or.Op == parser.LOR {
-		if _, ok := bridgeLabels(or.RHS, alert); ok {
+		if _, ok := bridgeLabels(or.RHS, alert, records); ok {
 			lhs, bridged = or.LHS, true
 		}
 	}

@@ -2,6 +2,7 @@ package alerts
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -15,16 +16,34 @@ const exporterScraped = "ocl_exporter_build_info"
 // TestAlertsBridgeScrapeGaps holds every alert but OCLExporterDown to one
 // of the two ways docs/alerts.md ("Scrape gaps, restarts and resolution")
 // gives it through a gap: it carries itself, or it reads nothing but
-// recording rules that hold their last value.
+// recording rules that hold their last value. A bridge reads its group's
+// record of the alerts' state (stateGate), recorded before it in the same
+// group, whose alert names are the alerts that read it.
 func TestAlertsBridgeScrapeGaps(t *testing.T) {
 	records := recordExprs(t)
 	sources := labelSources(t)
-	for _, r := range alertRules(t) {
-		if r.Alert == "OCLExporterDown" { // the gap itself
-			continue
+	for _, g := range loadRules(t) {
+		earlier := map[string]string{}
+		readers := map[string][]string{}
+		for _, r := range g.Rules {
+			if r.Record != "" {
+				earlier[r.Record] = r.Expr
+				continue
+			}
+			if r.Alert == "OCLExporterDown" { // the gap itself
+				continue
+			}
+			if p := gapProblem(r.Alert, r.Expr, records, earlier, sources); p != "" {
+				t.Errorf("%s: %s", r.Alert, p)
+			}
+			if name := bridgeRecord(r.Expr, r.Alert, earlier); name != "" {
+				readers[name] = append(readers[name], r.Alert)
+			}
 		}
-		if p := gapProblem(r.Alert, r.Expr, records, sources); p != "" {
-			t.Errorf("%s: %s", r.Alert, p)
+		for name, expr := range earlier {
+			if listed := stateGate(expr); listed != nil && !slices.Equal(slices.Sorted(slices.Values(listed)), slices.Sorted(slices.Values(readers[name]))) {
+				t.Errorf("%s/%s lists the alerts %v, the alerts bridged by it are %v", g.Name, name, listed, readers[name])
+			}
 		}
 	}
 }
@@ -32,38 +51,49 @@ func TestAlertsBridgeScrapeGaps(t *testing.T) {
 // TestGapProblemRejects makes sure the check above can fail.
 func TestGapProblemRejects(t *testing.T) {
 	records := map[string]string{"x:held": "max by (pool) (ocl_pool_paused) or x:held unless on () " + exporterScraped}
+	bridges := map[string]string{
+		"g:alerts_for_state:unscraped": `ALERTS_FOR_STATE{alertname=~"X|Z"} * NaN unless on () ` + exporterScraped,
+		"g:ungated":                    `ALERTS_FOR_STATE{alertname=~"X"} * NaN`,
+		"g:others":                     `ALERTS_FOR_STATE{alertname=~"Y|Z"} * NaN unless on () ` + exporterScraped,
+	}
+	maps.Copy(records, bridges)
+	records["g:later"] = bridges["g:alerts_for_state:unscraped"]
 	sources := labelSources(t)
 	sources["x:held"] = []string{"pool"}
 	for _, expr := range []string{
 		`max by (pool) (ocl_pool_paused) == 1`,
-		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (ALERTS_FOR_STATE{alertname="X"}) * NaN`,
-		`max by (pool) (ocl_pool_paused) == 1 or max by (pool, node) (ALERTS_FOR_STATE{alertname="X"}) * NaN unless on () ` + exporterScraped,
-		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (ALERTS_FOR_STATE{alertname="Y"}) * NaN unless on () ` + exporterScraped,
+		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (ALERTS_FOR_STATE{alertname="X"}) * NaN unless on () ` + exporterScraped,
+		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (g:ungated{alertname="X"})`,
+		`max by (pool) (ocl_pool_paused) == 1 or max by (pool, node) (g:alerts_for_state:unscraped{alertname="X"})`,
+		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (g:alerts_for_state:unscraped{alertname="Y"})`,
+		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (g:others{alertname="X"})`,
+		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (g:later{alertname="X"})`,
 		`x:held > 0 and on (pool) ocl_pool_paused == 1`,
 	} {
-		if gapProblem("X", expr, records, sources) == "" {
+		if gapProblem("X", expr, records, bridges, sources) == "" {
 			t.Errorf("%s passed the check", expr)
 		}
 	}
 	for _, expr := range []string{
-		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (ALERTS_FOR_STATE{alertname="X"}) * NaN unless on () ` + exporterScraped,
+		`max by (pool) (ocl_pool_paused) == 1 or max by (pool) (g:alerts_for_state:unscraped{alertname="X"})`,
 		`time() - x:held > 60`,
 	} {
-		if p := gapProblem("X", expr, records, sources); p != "" {
+		if p := gapProblem("X", expr, records, bridges, sources); p != "" {
 			t.Errorf("%s: %s", expr, p)
 		}
 	}
 }
 
 // gapProblem says why alert's expr does not come through a scrape gap, or
-// "".
-func gapProblem(alert, expr string, records map[string]string, sources map[string][]string) string {
+// "". bridges are the records its bridge may read: its group's, recorded
+// before it.
+func gapProblem(alert, expr string, records, bridges map[string]string, sources map[string][]string) string {
 	e, err := parser.ParseExpr(expr)
 	if err != nil {
 		return err.Error()
 	}
 	if or, ok := e.(*parser.BinaryExpr); ok && or.Op == parser.LOR {
-		if want, ok := bridgeLabels(or.RHS, alert); ok {
+		if want, ok := bridgeLabels(or.RHS, alert, bridges); ok {
 			got, err := outputLabels(or.LHS, sources)
 			if err != nil {
 				return err.Error()
@@ -75,31 +105,66 @@ func gapProblem(alert, expr string, records map[string]string, sources map[strin
 		}
 	}
 	if name := notHeld(e, records, nil); name != "" {
-		return fmt.Sprintf("no bridge (or max by (<its labels>) (ALERTS_FOR_STATE{alertname=%q}) * NaN unless on () %s), and it reads %s, which does not hold its last value through a gap", alert, exporterScraped, name)
+		return fmt.Sprintf("no bridge (or max by (<its labels>) (<group>:alerts_for_state:unscraped{alertname=%q}), that record listing it and recorded before it in its group), and it reads %s, which does not hold its last value through a gap", alert, name)
 	}
 	return ""
 }
 
-// bridgeLabels reads e as alert's bridge and returns the labels it
-// carries, sorted.
-func bridgeLabels(e parser.Expr, alert string) ([]string, bool) {
-	unless, ok := e.(*parser.BinaryExpr)
-	if !ok || unless.Op != parser.LUNLESS || !isGate(unless) {
-		return nil, false
+// bridgeRecord is the record alert's expr bridges it by (bridgeLabels), or
+// "".
+func bridgeRecord(expr, alert string, bridges map[string]string) string {
+	e, err := parser.ParseExpr(expr)
+	if err != nil {
+		return ""
 	}
-	times, ok := unless.LHS.(*parser.BinaryExpr)
-	if !ok || times.Op != parser.MUL || times.RHS.String() != "NaN" {
-		return nil, false
+	if or, ok := e.(*parser.BinaryExpr); ok && or.Op == parser.LOR {
+		if _, ok := bridgeLabels(or.RHS, alert, bridges); ok {
+			return or.RHS.(*parser.AggregateExpr).Expr.(*parser.VectorSelector).Name
+		}
 	}
-	agg, ok := times.LHS.(*parser.AggregateExpr)
+	return ""
+}
+
+// bridgeLabels reads e as alert's bridge, max by (<labels>) of one of
+// bridges (a stateGate listing alert) selected for alert, and returns the
+// labels it carries, sorted.
+func bridgeLabels(e parser.Expr, alert string, bridges map[string]string) ([]string, bool) {
+	agg, ok := e.(*parser.AggregateExpr)
 	if !ok || agg.Op != parser.MAX || agg.Without {
 		return nil, false
 	}
 	vs, ok := agg.Expr.(*parser.VectorSelector)
-	if !ok || vs.Name != forState || alertNameMatched(vs) != alert {
+	if !ok || alertNameMatched(vs) != alert {
+		return nil, false
+	}
+	gate, ok := bridges[vs.Name]
+	if !ok || !slices.Contains(stateGate(gate), alert) {
 		return nil, false
 	}
 	return slices.Sorted(slices.Values(agg.Grouping)), true
+}
+
+// stateGate reads expr as a group's record of its alerts' state while no
+// exporter is scraped, ALERTS_FOR_STATE{alertname=~"A|B"} * NaN unless on
+// () ocl_exporter_build_info, and returns the alerts it lists, or nil.
+func stateGate(expr string) []string {
+	e, err := parser.ParseExpr(expr)
+	if err != nil {
+		return nil
+	}
+	unless, ok := e.(*parser.BinaryExpr)
+	if !ok || unless.Op != parser.LUNLESS || !isGate(unless) {
+		return nil
+	}
+	times, ok := unless.LHS.(*parser.BinaryExpr)
+	if !ok || times.Op != parser.MUL || times.RHS.String() != "NaN" {
+		return nil
+	}
+	vs, ok := times.LHS.(*parser.VectorSelector)
+	if !ok || vs.Name != forState {
+		return nil
+	}
+	return alertNamesListed(vs)
 }
 
 // isGate reports whether b is "... unless on () ocl_exporter_build_info".

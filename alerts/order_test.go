@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -55,8 +57,11 @@ func orderProblems(groups []rulefmt.RuleGroup, order []string) []string {
 					return nil
 				}
 				names, _ := selectorNames(vs) // exprProblems reports an unreadable selector
-				if alert := alertNameMatched(vs); len(names) == 1 && (names[0] == forState || names[0] == "ALERTS") && alert != "" {
-					names = []string{names[0] + "/" + alert} // one alert's: an alert reads its own
+				if alerts := alertNamesListed(vs); len(names) == 1 && (names[0] == forState || names[0] == "ALERTS") && alerts != nil {
+					for i, alert := range alerts { // named alerts': a group reads its own
+						alerts[i] = names[0] + "/" + alert
+					}
+					names = alerts
 				}
 				for _, name := range names {
 					for _, w := range writers[name] {
@@ -84,6 +89,28 @@ func alertNameMatched(vs *parser.VectorSelector) string {
 		}
 	}
 	return ""
+}
+
+// alertNamesListed are the alertnames a selector matches, when it names
+// them: one matched exactly, or a regular expression of names
+// alternated; nil otherwise.
+func alertNamesListed(vs *parser.VectorSelector) []string {
+	if alert := alertNameMatched(vs); alert != "" {
+		return []string{alert}
+	}
+	for _, m := range vs.LabelMatchers {
+		if m.Name != "alertname" || m.Type != labels.MatchRegexp {
+			continue
+		}
+		names := strings.Split(m.Value, "|")
+		for _, n := range names {
+			if n == "" || regexp.QuoteMeta(n) != n {
+				return nil
+			}
+		}
+		return names
+	}
+	return nil
 }
 
 // TestGroupEvalOrderFollowsReads checks GroupEvalOrder against the rules,

@@ -84,9 +84,9 @@ func renameExpr(expr string, recorded, alerts map[string]bool) (string, error) {
 }
 
 // renameMatcher renames a __name__ matcher of a recorded series (each
-// alternative of a regular expression) and an alertname matcher (a
-// regular expression gets the prefix: "OCL.*" matches the base's alerts
-// only as "BaseOCL.*").
+// alternative of a regular expression) and an alertname matcher (each
+// alternative of a regular expression gets the prefix: "OCL.*" matches
+// the base's alerts only as "BaseOCL.*", "A|B" as "BaseA|BaseB").
 func renameMatcher(m *labels.Matcher, recorded, alerts map[string]bool) (*labels.Matcher, error) {
 	value := m.Value
 	switch {
@@ -100,7 +100,9 @@ func renameMatcher(m *labels.Matcher, recorded, alerts map[string]bool) (*labels
 		value = strings.Join(parts, "|")
 	case m.Name == model.MetricNameLabel && recorded[value]:
 		value += ":base"
-	case m.Name == "alertname" && (m.Type == labels.MatchRegexp || m.Type == labels.MatchNotRegexp || alerts[value]):
+	case m.Name == "alertname" && (m.Type == labels.MatchRegexp || m.Type == labels.MatchNotRegexp):
+		value = "Base" + strings.ReplaceAll(value, "|", "|Base")
+	case m.Name == "alertname" && alerts[value]:
 		value = "Base" + value
 	default:
 		return m, nil
@@ -150,6 +152,7 @@ func TestRenameRules(t *testing.T) {
 		`{__name__=~"pool:ocl_nodes_off_target:count|ocl_pool_nodes"}`:           `{__name__=~"pool:ocl_nodes_off_target:count:base|ocl_pool_nodes"}`,
 		`count(ALERTS{alertname=~"OCL.*",alertstate="firing"})`:                  `count(ALERTS{alertname=~"BaseOCL.*",alertstate="firing"})`,
 		`ALERTS{alertname="OCLPoolDegraded"} unless ocl_pool_nodes`:              `ALERTS{alertname="BaseOCLPoolDegraded"} unless ocl_pool_nodes`,
+		`ALERTS_FOR_STATE{alertname=~"OCLPoolDegraded|OCLRolloutStalled"} * NaN`: `ALERTS_FOR_STATE{alertname=~"BaseOCLPoolDegraded|BaseOCLRolloutStalled"} * NaN`,
 		`rate(pool:ocl_nodes_off_target:count[5m]) and on (pool) ocl_pool_nodes`: `rate(pool:ocl_nodes_off_target:count:base[5m]) and on (pool) ocl_pool_nodes`,
 	} {
 		got, err := renameExpr(expr, map[string]bool{"pool:ocl_nodes_off_target:count": true}, map[string]bool{"OCLPoolDegraded": true})
